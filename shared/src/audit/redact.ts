@@ -1,0 +1,44 @@
+const SECRET_KEY = /pass(word|phrase)?|secret|token|api[-_]?key|authorization|cookie|credential|private[-_]?key|session[-_]?id/i;
+
+const SECRET_VALUES: readonly RegExp[] = [
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(-----END [A-Z ]*PRIVATE KEY-----|$)/g,
+  /\bAKIA[0-9A-Z]{16}\b/g,
+  /\bgh[pousr]_[A-Za-z0-9]{30,}\b/g,
+  /\bgithub_pat_[A-Za-z0-9_]{30,}\b/g,
+  /\bsk-[A-Za-z0-9_-]{20,}\b/g,
+  /\bxox[abprs]-[A-Za-z0-9-]{10,}\b/g,
+  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+/g,
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
+  /(?<=:\/\/[^/\s:@]+:)[^@\s/]+(?=@)/g,
+];
+
+export const REDACTED = '[REDACTED]';
+const MAX_PREVIEW_CHARS = 256;
+
+export function redactText(text: string): string {
+  let result = text;
+  for (const pattern of SECRET_VALUES) result = result.replace(pattern, REDACTED);
+  return result;
+}
+
+/**
+ * A copy of tool arguments fit for the audit log: values under secret-looking keys and
+ * secret-looking substrings are replaced, long strings are cut.
+ */
+export function redactArguments(value: unknown, extraKeys: readonly string[] = [], depth = 0): unknown {
+  if (depth > 8) return '[…]';
+  if (typeof value === 'string') {
+    const redacted = redactText(value);
+    return redacted.length > MAX_PREVIEW_CHARS ? `${redacted.slice(0, MAX_PREVIEW_CHARS)}…(${redacted.length} chars)` : redacted;
+  }
+  if (Array.isArray(value)) return value.slice(0, 50).map((item) => redactArguments(item, extraKeys, depth + 1));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, inner] of Object.entries(value)) {
+      const lower = key.toLowerCase();
+      out[key] = SECRET_KEY.test(key) || extraKeys.some((k) => lower.includes(k.toLowerCase())) ? REDACTED : redactArguments(inner, extraKeys, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,4 @@
+export * from './globs.js';
+export * from './protected.js';
+export * from './roots.js';
+export * from './files.js';

@@ -1,0 +1,206 @@
+import { constants, promises as fsp, realpathSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ToolError } from '../errors.js';
+import { PathGlobSet } from './globs.js';
+import { writeProtectedGlobs } from './protected.js';
+
+declare const confinedBrand: unique symbol;
+/** An absolute real path proven to lie inside the roots; file helpers accept nothing else. */
+export type ConfinedPath = string & { readonly [confinedBrand]: true };
+
+export type PathPurpose = 'read' | 'write';
+
+export const MAX_PATH_CHARS = 4096;
+export const MAX_NAME_BYTES = 255;
+
+export interface RootsOptions {
+  /** The control-plane folder: writable by nobody through a tool. */
+  readonly controlDir: string;
+  /** Globs a read may never touch (secrets), relative to each root. */
+  readonly denyRead: readonly string[];
+  /** Name of the policy file that holds `denyRead`, for error messages. */
+  readonly denyReadSource?: string;
+}
+
+export function isInside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/**
+ * The folders a server may touch. `confine` turns untrusted input into a ConfinedPath after
+ * resolving every component with realpath, so `..`, symlinks, dangling links and prefix
+ * look-alikes (`/root_evil` beside `/root`) cannot escape.
+ */
+export class Roots {
+  readonly real: readonly string[];
+  private readonly given: readonly string[];
+  private readonly denyRead: PathGlobSet;
+  readonly controlDir: string;
+
+  constructor(
+    roots: readonly string[],
+    private readonly options: RootsOptions,
+  ) {
+    if (roots.length === 0) throw new Error('at least one root is required');
+    this.given = roots.map((root) => resolve(root));
+    this.real = roots.map((root) => {
+      const absolute = resolve(root);
+      let real: string;
+      try {
+        real = realpathSync(absolute);
+      } catch {
+        throw new ToolError(`root ${absolute} does not exist`);
+      }
+      if (!statSync(real).isDirectory()) throw new ToolError(`root ${absolute} is not a folder`);
+      return real;
+    });
+    this.denyRead = new PathGlobSet(options.denyRead);
+    this.controlDir = resolveControlDir(options.controlDir);
+  }
+
+  get primary(): string {
+    return this.real[0]!;
+  }
+
+  rootOf(real: string): string | undefined {
+    return this.real.find((root) => isInside(root, real));
+  }
+
+  /** How a confined path is shown to the model: relative to its root when it has one. */
+  display(real: string): string {
+    const root = this.rootOf(real);
+    if (root === undefined) return real;
+    const rel = relative(root, real);
+    if (root === this.primary) return rel === '' ? '.' : rel;
+    return real;
+  }
+
+  /** The root-relative form used for glob checks. */
+  relativeToRoot(real: string): string {
+    const root = this.rootOf(real);
+    return root === undefined ? real : relative(root, real);
+  }
+
+  private describeRoots(): string {
+    return this.real.join(', ');
+  }
+
+  private checkShape(input: string): void {
+    if (typeof input !== 'string' || input.length === 0) throw new ToolError('path is empty: give a path relative to the root, or "." for the root itself');
+    if (input.includes('\0')) throw new ToolError('path contains a NUL byte; remove it');
+    if (input.length > MAX_PATH_CHARS) {
+      throw new ToolError(`path is ${input.length} characters long; the limit is ${MAX_PATH_CHARS}`);
+    }
+    for (const part of input.split(/[\\/]/)) {
+      if (Buffer.byteLength(part) > MAX_NAME_BYTES) {
+        throw new ToolError(`a path component is ${Buffer.byteLength(part)} bytes long; the limit is ${MAX_NAME_BYTES}`);
+      }
+    }
+    if (input === '~' || input.startsWith('~/') || input.startsWith('~\\') || /^~[^/\\]*([/\\]|$)/.test(input)) {
+      throw new ToolError(`"~" is not expanded: give a path relative to the root (${this.primary}) or an absolute path inside it`);
+    }
+  }
+
+  /** Resolves `input` (relative to the first root, or absolute) and proves it stays inside. */
+  async confine(input: string, purpose: PathPurpose): Promise<ConfinedPath> {
+    this.checkShape(input);
+    const absolute = isAbsolute(input) ? resolve(input) : resolve(this.primary, input);
+    const lexicalOk = [...this.real, ...this.given].some((root) => isInside(root, absolute));
+    if (!lexicalOk) {
+      throw new ToolError(`${input} is outside the allowed roots (${this.describeRoots()}); give a path inside them`, 'outside_roots');
+    }
+    const real = await resolveReal(absolute, purpose);
+    if (!this.rootOf(real)) {
+      throw new ToolError(`${input} resolves through a symlink to ${real}, which is outside the allowed roots (${this.describeRoots()})`, 'outside_roots');
+    }
+    this.checkProtected(input, real, purpose);
+    return real as ConfinedPath;
+  }
+
+  /** Refuses secrets for reads, and the whole protected set for writes. */
+  checkProtected(input: string, real: string, purpose: PathPurpose): void {
+    const rel = this.relativeToRoot(real);
+    if (purpose === 'read') {
+      const glob = this.denyRead.match(rel);
+      if (glob) {
+        throw new ToolError(`${input} is a protected secret (matches \`${glob}\` in deny_read${this.options.denyReadSource ? ` of ${this.options.denyReadSource}` : ''}); it cannot be read`, 'protected');
+      }
+      return;
+    }
+    if (isInside(this.controlDir, real)) {
+      throw new ToolError(`${input} is inside the control-plane folder ${this.controlDir}; tools never write there`, 'protected');
+    }
+    const glob = writeProtectedGlobs.match(rel);
+    if (glob) throw new ToolError(`${input} is in the protected set (\`${glob}\`); tools never write there`, 'protected');
+  }
+
+  /**
+   * Checks an already-opened file descriptor by what the kernel says it points at, so a symlink
+   * swapped between `confine` and `open` is caught.
+   */
+  async verifyOpened(fd: number, input: string, purpose: PathPurpose): Promise<string> {
+    let actual: string;
+    try {
+      actual = await fsp.readlink(`/proc/self/fd/${fd}`);
+    } catch {
+      return input;
+    }
+    if (!this.rootOf(actual)) {
+      throw new ToolError(`${input} changed while it was being opened and now points outside the allowed roots; nothing was read`, 'outside_roots');
+    }
+    this.checkProtected(input, actual, purpose);
+    return actual;
+  }
+}
+
+function resolveControlDir(dir: string): string {
+  const absolute = resolve(dir);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    try {
+      return join(realpathSync(dirname(absolute)), absolute.slice(dirname(absolute).length + 1));
+    } catch {
+      return absolute;
+    }
+  }
+}
+
+/**
+ * realpath of the longest existing prefix, with the rest appended. A dangling symlink on the way
+ * is refused: following it later could create or read something outside the roots.
+ */
+async function resolveReal(absolute: string, purpose: PathPurpose): Promise<string> {
+  try {
+    return await fsp.realpath(absolute);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new ToolError(`${absolute}: ${(error as Error).message}`);
+  }
+  const missing: string[] = [];
+  let current = absolute;
+  for (;;) {
+    try {
+      const stat = await fsp.lstat(current);
+      if (stat.isSymbolicLink()) {
+        const target = await fsp.readlink(current);
+        throw new ToolError(`${current} is a dangling symlink (-> ${target}); it is refused rather than followed`, 'dangling_symlink');
+      }
+      const base = await fsp.realpath(current);
+      const real = join(base, ...missing.reverse());
+      if (purpose === 'read') throw new ToolError(`${absolute} does not exist`, 'not_found');
+      return real;
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new ToolError(`${current}: ${(error as Error).message}`);
+    }
+    const parent = dirname(current);
+    if (parent === current) throw new ToolError(`${absolute} does not exist`, 'not_found');
+    missing.push(current.slice(parent.length).replace(/^[\\/]/, ''));
+    current = parent;
+  }
+}
+
+export const OPEN_READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;

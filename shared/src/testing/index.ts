@@ -1,0 +1,4 @@
+export * from './workspace.js';
+export * from './in-process.js';
+export * from './process.js';
+export * from './inventory.js';

@@ -1,0 +1,132 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export interface ServerProcess {
+  readonly client: Client;
+  /** The MCP endpoint, for HTTP servers. */
+  readonly url?: string;
+  readonly pid: number | undefined;
+  /** Everything the process wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** The server's CLI script (`dist/cli.js`). */
+  readonly script: string;
+  readonly args?: readonly string[];
+  readonly cwd?: string;
+  readonly env?: Record<string, string>;
+  /** Headers the HTTP client sends (a bearer token, say). */
+  readonly headers?: Record<string, string>;
+}
+
+function killGroup(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return resolve();
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      clearTimeout(timer);
+      resolve();
+    }
+  });
+}
+
+/** Starts a real server process speaking stdio and connects an MCP client to it. */
+export async function startStdioServer(options: StartOptions): Promise<ServerProcess> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [options.script, ...(options.args ?? [])],
+    ...(options.cwd ? { cwd: options.cwd } : {}),
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...options.env },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: 'bulkhead-test', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    pid: transport.pid ?? undefined,
+    stderr: () => stderr,
+    close: () => client.close(),
+  };
+}
+
+export interface HttpServerProcess extends ServerProcess {
+  readonly url: string;
+  readonly child: ChildProcess;
+  /** A fresh, unconnected client for the same endpoint. */
+  connectAnother(headers?: Record<string, string>): Promise<Client>;
+}
+
+/** Starts a real server process with `--http 127.0.0.1:0`, waits for its URL and connects. */
+export async function startHttpServer(options: StartOptions): Promise<HttpServerProcess> {
+  const args = [options.script, '--http', '127.0.0.1:0', ...(options.args ?? [])];
+  const child = spawn(process.execPath, args, {
+    cwd: options.cwd,
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not print its URL within 15 s; stderr: ${stderr}`)), 15_000);
+    child.stdout!.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match) {
+        clearTimeout(timer);
+        resolve(match[1]!);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with code ${code}; stderr: ${stderr}`));
+    });
+  });
+  const connect = async (headers?: Record<string, string>) => {
+    const client = new Client({ name: 'bulkhead-test', version: '1.0.0' });
+    const transport = new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined);
+    await client.connect(transport);
+    return client;
+  };
+  const client = await connect(options.headers);
+  const opened: Client[] = [client];
+  return {
+    client,
+    url,
+    child,
+    pid: child.pid,
+    stderr: () => stderr,
+    connectAnother: async (headers) => {
+      const another = await connect(headers);
+      opened.push(another);
+      return another;
+    },
+    close: async () => {
+      await Promise.allSettled(opened.map((c) => c.close()));
+      await killGroup(child);
+    },
+  };
+}

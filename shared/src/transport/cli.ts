@@ -1,0 +1,86 @@
+import { ConfigError, errorMessage, ToolError } from '../errors.js';
+import type { ToolServer } from '../kit/server.js';
+import { serveHttp } from './http.js';
+import { commonUsage, parseCommonOptions, UsageError, type CommonOptions } from './options.js';
+import { serveStdio } from './stdio.js';
+
+export interface ServerCliSpec {
+  /** The command name, `bulkhead-fs`. */
+  readonly bin: string;
+  readonly version: string;
+  readonly build: (options: CommonOptions) => Promise<ToolServer> | ToolServer;
+  /** Path to the CLI script, for the Claude Desktop snippet. */
+  readonly scriptPath: string;
+}
+
+function desktopSnippet(spec: ServerCliSpec, options: CommonOptions, url?: string): string {
+  const entry = url
+    ? { command: 'npx', args: ['-y', 'mcp-remote', url, ...(options.token ? ['--header', 'Authorization:Bearer ${BULKHEAD_TOKEN}'] : [])] }
+    : { command: process.execPath, args: [spec.scriptPath, ...options.roots.flatMap((root) => ['--root', root])] };
+  return JSON.stringify({ mcpServers: { [spec.bin]: entry } }, null, 2);
+}
+
+/**
+ * The whole life of a server process: flags, config, stdio or HTTP, and a clean shutdown on
+ * SIGINT, SIGTERM or (for stdio) the client closing stdin.
+ */
+export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  let options: ReturnType<typeof parseCommonOptions>;
+  let toolServer: ToolServer;
+  try {
+    options = parseCommonOptions(argv, process.cwd());
+    if (options.help) {
+      process.stdout.write(`${commonUsage(spec.bin)}\n`);
+      return;
+    }
+    if (options.version) {
+      process.stdout.write(`${spec.bin} ${spec.version}\n`);
+      return;
+    }
+    toolServer = await spec.build(options);
+  } catch (error) {
+    const known = error instanceof UsageError || error instanceof ConfigError || error instanceof ToolError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
+    process.stderr.write(`${spec.bin}: ${errorMessage(error)}\n${known && error instanceof UsageError ? `\n${commonUsage(spec.bin)}\n` : ''}`);
+    process.exitCode = 2;
+    return;
+  }
+
+  let stopping = false;
+  let stopHttp: (() => Promise<void>) | undefined;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await stopHttp?.();
+    await toolServer.close();
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop(130));
+  process.once('SIGTERM', () => void stop(143));
+
+  if (!options.http) {
+    process.stderr.write(`${spec.bin}: serving ${toolServer.toolNames.length} tools over stdio (roots: ${options.roots.join(', ')})\n`);
+    await serveStdio(toolServer);
+    await stop(0);
+    return;
+  }
+  try {
+    const running = await serveHttp(toolServer, {
+      ...options.http,
+      ...(options.token ? { token: options.token } : {}),
+      allowedOrigins: options.allowedOrigins,
+      allowedHosts: options.allowedHosts,
+    });
+    stopHttp = running.close;
+    process.stdout.write(
+      `${spec.bin} listening on ${running.url}\n` +
+        `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
+        `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n\n` +
+        `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, running.url)}\n\n` +
+        `or over stdio, without a running server:\n${desktopSnippet(spec, options)}\n\nCtrl-C stops it.\n`,
+    );
+  } catch (error) {
+    process.stderr.write(`${spec.bin}: ${errorMessage(error)}\n`);
+    await toolServer.close();
+    process.exitCode = 2;
+  }
+}

@@ -1,0 +1,174 @@
+import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { isIP } from 'node:net';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolServer } from '../kit/server.js';
+
+export const MCP_PATH = '/mcp';
+export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+
+export interface HttpOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Required when bound beyond loopback. */
+  readonly token?: string;
+  readonly allowedOrigins?: readonly string[];
+  readonly allowedHosts?: readonly string[];
+  readonly maxBodyBytes?: number;
+}
+
+export interface RunningHttp {
+  readonly url: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === 'localhost' || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'));
+}
+
+function jsonError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: status === 400 ? -32700 : -32000, message }, id: null }));
+}
+
+class BodyTooLarge extends Error {}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new BodyTooLarge());
+        req.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function sameToken(expected: string, header: string | undefined): boolean {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  if (!match) return false;
+  const given = Buffer.from(match[1]!.trim());
+  const wanted = Buffer.from(expected);
+  return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/**
+ * Serves a ToolServer over Streamable HTTP at `/mcp`, one MCP session per client. Requests are
+ * checked before the SDK sees them: Host and Origin against DNS rebinding, the bearer token, and
+ * the body size.
+ */
+export async function serveHttp(toolServer: ToolServer, options: HttpOptions): Promise<RunningHttp> {
+  if (!isLoopback(options.host) && !options.token) {
+    throw new Error(`binding to ${options.host} exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token`);
+  }
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  let port = options.port;
+
+  const allowedHosts = (): Set<string> => {
+    const names = new Set<string>([options.host, ...(options.allowedHosts ?? [])]);
+    if (isLoopback(options.host)) ['localhost', '127.0.0.1', '[::1]'].forEach((n) => names.add(n));
+    const withPorts = new Set<string>();
+    for (const name of names) {
+      const bracketed = isIP(name) === 6 ? `[${name}]` : name;
+      withPorts.add(`${bracketed}:${port}`.toLowerCase());
+      if (port === 80) withPorts.add(bracketed.toLowerCase());
+    }
+    return withPorts;
+  };
+
+  const originAllowed = (origin: string): boolean => {
+    if ((options.allowedOrigins ?? []).includes(origin)) return true;
+    try {
+      const url = new URL(origin);
+      return (url.protocol === 'http:' || url.protocol === 'https:') && allowedHosts().has(url.host.toLowerCase());
+    } catch {
+      return false;
+    }
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://placeholder');
+    const host = (req.headers.host ?? '').toLowerCase();
+    if (!allowedHosts().has(host)) return jsonError(res, 403, `Host header ${JSON.stringify(req.headers.host ?? '')} is not allowed (DNS-rebinding protection)`);
+    const origin = req.headers.origin;
+    if (origin !== undefined && !originAllowed(origin)) return jsonError(res, 403, `Origin ${origin} is not allowed (DNS-rebinding protection); add it with --allow-origin`);
+    if (url.pathname === '/healthz' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      return;
+    }
+    if (url.pathname !== MCP_PATH) return jsonError(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
+    if (options.token && !sameToken(options.token, req.headers.authorization)) {
+      return jsonError(res, 401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
+    }
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (declared > maxBody) return jsonError(res, 413, `request body is ${declared} bytes; the limit is ${maxBody}`);
+
+    const sessionId = req.headers['mcp-session-id'];
+    const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+
+    if (req.method === 'POST') {
+      let body: unknown;
+      try {
+        const raw = await readBody(req, maxBody);
+        body = JSON.parse(raw.toString('utf8'));
+      } catch (error) {
+        if (error instanceof BodyTooLarge) return jsonError(res, 413, `request body exceeds the limit of ${maxBody} bytes`);
+        return jsonError(res, 400, 'request body is not valid JSON');
+      }
+      if (existing) return existing.handleRequest(req, res, body);
+      if (sessionId !== undefined) return jsonError(res, 404, 'unknown or expired session; start a new one with initialize');
+      if (!isInitializeRequest(body)) return jsonError(res, 400, 'no session: the first request must be initialize');
+      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          sessions.set(id, transport);
+        },
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await toolServer.connect(transport);
+      return transport.handleRequest(req, res, body);
+    }
+    if (req.method === 'GET' || req.method === 'DELETE') {
+      if (!existing) return jsonError(res, sessionId === undefined ? 400 : 404, 'unknown or missing mcp-session-id');
+      return existing.handleRequest(req, res);
+    }
+    res.writeHead(405, { allow: 'GET, POST, DELETE' }).end();
+  }
+
+  const server: HttpServer = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => jsonError(res, 500, `internal error: ${error instanceof Error ? error.message : String(error)}`));
+  });
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  port = typeof address === 'object' && address ? address.port : options.port;
+  const shownHost = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${shownHost}:${port}${MCP_PATH}`,
+    port,
+    close: async () => {
+      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      sessions.clear();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { loadYamlFile } from '../config/yaml-file.js';
+import { AUDIT_POLICY_FILE, auditPolicySchema, type AuditPolicy } from '../config/audit-policy.js';
+import { PermissionGate } from '../permissions/gate.js';
+import type { GateMode } from '../kit/gate.js';
+
+export interface CommonOptions {
+  /** Absolute root folders, as given (the server realpaths them). */
+  readonly roots: readonly string[];
+  readonly controlDir: string;
+  readonly gate: GateMode;
+  readonly audit: AuditPolicy;
+  readonly http?: { readonly host: string; readonly port: number };
+  readonly token?: string;
+  readonly allowedOrigins: readonly string[];
+  readonly allowedHosts: readonly string[];
+}
+
+export class UsageError extends Error {}
+
+export function commonUsage(bin: string): string {
+  return `usage: ${bin} [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE]
+       [--allow-origin ORIGIN]... [--allow-host HOST]... [--gated-by-gateway]
+
+  --root DIR          a folder the server may read (repeatable; default: the current folder)
+  --config DIR        the control-plane folder with the policy files (default: <first root>/.bulkhead)
+  --http HOST:PORT    serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a free one)
+  --token-file FILE   require "Authorization: Bearer <contents of FILE>" (mandatory beyond loopback)
+  --allow-origin O    also accept this browser Origin (repeatable)
+  --allow-host H      also accept this Host header name (repeatable)
+  --gated-by-gateway  a Bulkhead gateway in front applies allow/ask/deny; hard boundaries still hold here`;
+}
+
+export function parseHostPort(value: string): { host: string; port: number } {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(value) ?? /^(\d{1,5})$/.exec(value);
+  if (!match) throw new UsageError(`--http expects HOST:PORT (for example 127.0.0.1:8765), got ${JSON.stringify(value)}`);
+  const host = match.length === 3 ? match[1]!.replace(/^\[|\]$/g, '') : '127.0.0.1';
+  const port = Number(match.length === 3 ? match[2] : match[1]);
+  if (port > 65535) throw new UsageError(`--http port ${port} is out of range (0-65535)`);
+  return { host, port };
+}
+
+function readToken(file: string): string {
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new UsageError(`--token-file ${file} cannot be read: ${(error as Error).message}`);
+  }
+  if (token.length < 16) throw new UsageError(`--token-file ${file} holds ${token.length} characters; use at least 16 random characters`);
+  return token;
+}
+
+/** Parses the flags every Bulkhead server shares and loads the core's own policy files. */
+export function parseCommonOptions(argv: readonly string[], cwd: string): CommonOptions & { help: boolean; version: boolean } {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      root: { type: 'string', multiple: true },
+      config: { type: 'string' },
+      http: { type: 'string' },
+      'token-file': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'allow-host': { type: 'string', multiple: true },
+      'gated-by-gateway': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean' },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  const roots = (values.root ?? [cwd]).map((root) => resolve(cwd, root));
+  const controlDir = resolve(cwd, values.config ?? join(roots[0]!, '.bulkhead'));
+  const help = values.help ?? false;
+  const version = values.version ?? false;
+  if (help || version) {
+    return { roots, controlDir, gate: { kind: 'gateway' }, audit: auditPolicySchema.parse({}), allowedOrigins: [], allowedHosts: [], help, version };
+  }
+  const gate: GateMode = values['gated-by-gateway'] ? { kind: 'gateway' } : { kind: 'self', permissions: PermissionGate.load(controlDir) };
+  const audit = loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value;
+  return {
+    roots,
+    controlDir,
+    gate,
+    audit,
+    ...(values.http !== undefined ? { http: parseHostPort(values.http) } : {}),
+    ...(values['token-file'] !== undefined ? { token: readToken(resolve(cwd, values['token-file'])) } : {}),
+    allowedOrigins: values['allow-origin'] ?? [],
+    allowedHosts: values['allow-host'] ?? [],
+    help,
+    version,
+  };
+}
