@@ -4,7 +4,7 @@ import { ToolError } from '../errors.js';
 function describeIssue(issue: z.core.$ZodIssue): string {
   const key = issue.path.length > 0 ? `\`${issue.path.map(String).join('.')}\`` : 'arguments';
   if (issue.code === 'unrecognized_keys') return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
-  if (issue.code === 'invalid_type' && issue.input === undefined) return `${key} is required (${issue.expected})`;
+  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${key} is required (${issue.expected})`;
   return `${key}: ${issue.message}`;
 }
 

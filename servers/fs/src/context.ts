@@ -1,0 +1,11 @@
+import type { Roots } from '@bulkhead/core';
+import type { FsLimits } from './policy.js';
+import type { SearchEngine } from './lib/search-engine.js';
+
+/** What fs tools may touch: nothing but these. */
+export interface FsCapabilities {
+  readonly paths: Roots;
+  readonly limits: FsLimits;
+  readonly search: SearchEngine;
+  readonly denyRead: readonly string[];
+}

@@ -1,0 +1,204 @@
+import type { FileHandle } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
+
+const CHUNK = 1024 * 1024;
+const NEWLINE = 0x0a;
+/** Lines between two remembered byte offsets in a file's sparse line index. */
+export const CHECKPOINT_LINES = 8192;
+const INDEX_CACHE_FILES = 64;
+/** A tail read gives up looking for line starts after this many bytes. */
+const TAIL_SCAN_LIMIT = 64 * 1024 * 1024;
+
+interface LineIndex {
+  /** offsets[k] is the byte offset where line k * CHECKPOINT_LINES + 1 starts. */
+  readonly offsets: number[];
+  total?: number;
+}
+
+/**
+ * Sparse line indexes of recently read files, keyed by identity and version, so a second read
+ * deep inside a large file starts near its window instead of at byte 0.
+ */
+const indexCache = new Map<string, LineIndex>();
+
+function indexFor(stat: Stats): LineIndex {
+  const key = `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  let index = indexCache.get(key);
+  if (index) {
+    indexCache.delete(key);
+  } else {
+    index = { offsets: [0] };
+    if (indexCache.size >= INDEX_CACHE_FILES) indexCache.delete(indexCache.keys().next().value!);
+  }
+  indexCache.set(key, index);
+  return index;
+}
+
+export interface WindowOptions {
+  /** 1-based first line. */
+  readonly offset: number;
+  readonly limit: number;
+  readonly maxBytes: number;
+  readonly maxLineChars: number;
+  /** Keep counting after the window to report the total (small files only). */
+  readonly countTotal: boolean;
+  readonly signal: AbortSignal;
+}
+
+export interface NumberedLine {
+  readonly number: number;
+  readonly text: string;
+}
+
+export interface Window {
+  readonly lines: NumberedLine[];
+  /** Known when the scan reached the end of the file. */
+  readonly total: number | undefined;
+  /** The window stopped early because of the byte cap. */
+  readonly cutByBytes: boolean;
+  /** Line numbers are counted from the end (-1 is the last line) because the total is unknown. */
+  readonly fromEnd: boolean;
+}
+
+/** Collects one line's bytes, keeping only what can be shown. */
+class LineBuilder {
+  private parts: Buffer[] = [];
+  private kept = 0;
+  private dropped = 0;
+  constructor(private readonly maxBytes: number) {}
+  add(bytes: Buffer): void {
+    const room = this.maxBytes - this.kept;
+    if (room > 0) {
+      const part = bytes.length <= room ? bytes : bytes.subarray(0, room);
+      this.parts.push(Buffer.from(part));
+      this.kept += part.length;
+    }
+    this.dropped += Math.max(0, bytes.length - Math.max(room, 0));
+  }
+  finish(maxChars: number): { text: string; bytes: number } {
+    let text = Buffer.concat(this.parts).toString('utf8');
+    if (text.endsWith('\r')) text = text.slice(0, -1);
+    const bytes = this.kept + this.dropped;
+    if (text.length > maxChars || this.dropped > 0) {
+      const cut = text.slice(0, maxChars);
+      const more = text.length - cut.length + this.dropped;
+      text = `${cut}… [line truncated: ${more} more ${this.dropped > 0 ? 'bytes' : 'characters'}]`;
+    }
+    this.parts = [];
+    this.kept = 0;
+    this.dropped = 0;
+    return { text, bytes };
+  }
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('cancelled');
+}
+
+/**
+ * Reads lines `offset .. offset+limit-1`. Time and memory grow with the bytes scanned up to the
+ * window (or from the nearest remembered checkpoint), never with the whole file.
+ */
+export async function readWindow(handle: FileHandle, stat: Stats, options: WindowOptions): Promise<Window> {
+  const index = indexFor(stat);
+  const checkpoint = Math.min(Math.floor((options.offset - 1) / CHECKPOINT_LINES), index.offsets.length - 1);
+  let position = index.offsets[checkpoint]!;
+  let lineNo = checkpoint * CHECKPOINT_LINES + 1;
+  let lineStart = position;
+  const lines: NumberedLine[] = [];
+  const builder = new LineBuilder(options.maxLineChars * 4);
+  let collecting = options.offset === lineNo;
+  let done = false;
+  let usedBytes = 0;
+  let cutByBytes = false;
+  const buffer = Buffer.allocUnsafe(CHUNK);
+  const size = stat.size;
+
+  while (position < size) {
+    throwIfAborted(options.signal);
+    const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, size - position), position);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    let from = 0;
+    while (from < bytesRead) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const end = nl === -1 ? bytesRead : nl;
+      if (collecting && !done) builder.add(chunk.subarray(from, end));
+      if (nl === -1) break;
+      if (collecting && !done) {
+        const line = builder.finish(options.maxLineChars);
+        if (lines.length > 0 && usedBytes + line.bytes > options.maxBytes) {
+          done = true;
+          cutByBytes = true;
+        } else {
+          lines.push({ number: lineNo, text: line.text });
+          usedBytes += line.bytes + 1;
+          if (lines.length >= options.limit) done = true;
+        }
+      }
+      lineNo++;
+      lineStart = position + nl + 1;
+      if ((lineNo - 1) % CHECKPOINT_LINES === 0 && (lineNo - 1) / CHECKPOINT_LINES === index.offsets.length) index.offsets.push(lineStart);
+      if (!collecting && lineNo === options.offset) collecting = true;
+      from = nl + 1;
+      if (done && !options.countTotal) break;
+    }
+    position += bytesRead;
+    if (done && !options.countTotal) return { lines, total: index.total, cutByBytes, fromEnd: false };
+  }
+  const hasPartialLast = lineStart < size;
+  if (collecting && !done && hasPartialLast) {
+    const line = builder.finish(options.maxLineChars);
+    if (lines.length > 0 && usedBytes + line.bytes > options.maxBytes) cutByBytes = true;
+    else lines.push({ number: lineNo, text: line.text });
+  }
+  const total = hasPartialLast ? lineNo : lineNo - 1;
+  index.total = total;
+  return { lines, total, cutByBytes, fromEnd: false };
+}
+
+/**
+ * The last `count` lines, read backwards from the end: cost grows with the size of those lines,
+ * not with the size of the file. Numbers are absolute when the total is already known.
+ */
+export async function readTail(handle: FileHandle, stat: Stats, count: number, options: Omit<WindowOptions, 'offset' | 'countTotal'>): Promise<Window> {
+  const size = stat.size;
+  const chunks: Buffer[] = [];
+  let position = size;
+  let newlines = 0;
+  let needed = count;
+  while (position > 0 && size - position < TAIL_SCAN_LIMIT) {
+    throwIfAborted(options.signal);
+    const length = Math.min(CHUNK, position);
+    position -= length;
+    const chunk = Buffer.allocUnsafe(length);
+    await handle.read(chunk, 0, length, position);
+    if (position + length === size && chunk[length - 1] === NEWLINE) needed++;
+    chunks.unshift(chunk);
+    for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) newlines++;
+    if (newlines >= needed) break;
+  }
+  let text = Buffer.concat(chunks);
+  if (text.at(-1) === NEWLINE) text = text.subarray(0, -1);
+  let all = text.toString('utf8').split('\n');
+  if (position > 0 && all.length <= count) all = all.slice(1);
+  if (all.length > count) all = all.slice(all.length - count);
+  const total = indexFor(stat).total;
+  const first = total !== undefined ? total - all.length + 1 : -all.length;
+  const lines: NumberedLine[] = [];
+  let used = 0;
+  let cutByBytes = false;
+  for (const [i, raw] of all.entries()) {
+    if (lines.length >= options.limit) break;
+    const builder = new LineBuilder(options.maxLineChars * 4);
+    builder.add(Buffer.from(raw, 'utf8'));
+    const line = builder.finish(options.maxLineChars);
+    if (lines.length > 0 && used + line.bytes > options.maxBytes) {
+      cutByBytes = true;
+      break;
+    }
+    used += line.bytes + 1;
+    lines.push({ number: first + i, text: line.text });
+  }
+  return { lines, total, cutByBytes, fromEnd: total === undefined };
+}

@@ -1,0 +1,57 @@
+import { join } from 'node:path';
+import { lstat, stat } from 'node:fs/promises';
+import { z } from 'zod';
+import { defineTool, textReply, ToolError } from '@bulkhead/core';
+import type { FsCapabilities } from '../context.js';
+
+const STAT_BATCH = 256;
+
+const input = z.strictObject({
+  pattern: z.string().min(1).max(1000).describe('Glob such as "**/*.ts", "src/*.json" or "*.{js,mjs}"; "*" does not cross folders, "**" does'),
+  path: z.string().optional().describe('Folder to search in, relative to the first root (default: the root)'),
+  include_ignored: z.boolean().default(false).describe('Also return files that .gitignore excludes'),
+  hidden: z.boolean().default(false).describe('Also return hidden files (names starting with "."); a pattern that names them, like ".github/**", does this by itself'),
+});
+
+export const globFiles = defineTool<FsCapabilities, typeof input>({
+  name: 'glob_files',
+  title: 'Find files by name',
+  description:
+    'Find files whose path matches a glob ("**/*.ts", "src/**/test_*.py"), newest first by modification time, as paths relative to the root. Skips git-ignored and hidden files unless asked; returns at most 1000 paths with a note saying how many more matched.',
+  input,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  subjectArg: 'pattern',
+  async run(args, ctx) {
+    if (args.pattern.includes('..')) throw new ToolError('pattern may not contain ".."; use path to choose the folder to search in', 'bad_pattern');
+    const folder = await ctx.paths.confine(args.path ?? '.', 'read');
+    if (!(await stat(folder)).isDirectory()) throw new ToolError(`${args.path} is not a folder; give the folder to search in as path`, 'not_a_folder');
+    const outcome = await ctx.search.list({
+      cwd: folder,
+      pattern: args.pattern,
+      hidden: args.hidden,
+      respectGitignore: !args.include_ignored,
+      denyRead: ctx.denyRead,
+      timeoutMs: ctx.limits.grep_timeout_ms,
+      signal: ctx.signal,
+    });
+    const withTimes: { path: string; mtime: number }[] = [];
+    for (let i = 0; i < outcome.paths.length; i += STAT_BATCH) {
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      const batch = outcome.paths.slice(i, i + STAT_BATCH);
+      const stats = await Promise.all(batch.map((p) => lstat(join(folder, p)).catch(() => undefined)));
+      batch.forEach((p, j) => {
+        const s = stats[j];
+        if (s) withTimes.push({ path: p, mtime: s.mtimeMs });
+      });
+    }
+    withTimes.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
+    const max = ctx.limits.glob_max_results;
+    const shown = withTimes.slice(0, max).map(({ path }) => ctx.paths.display(join(folder, path)));
+    const notes: string[] = [];
+    if (withTimes.length > max) notes.push(`[${withTimes.length - max} more files matched; narrow the pattern or path]`);
+    if (outcome.timedOut) notes.push('[the search stopped at its time limit; the list is partial]');
+    if (shown.length === 0) return textReply(`No files match ${JSON.stringify(args.pattern)}${args.path ? ` in ${args.path}` : ''}.${args.include_ignored ? '' : ' (git-ignored files were skipped; include_ignored: true includes them)'}`);
+    return textReply([...shown, ...notes].join('\n'));
+  },
+});
