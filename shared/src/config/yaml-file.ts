@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { LineCounter, parseDocument, isMap, isNode, isScalar, type Document } from 'yaml';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 
@@ -13,6 +13,8 @@ export interface LoadedYaml<T> {
   readonly value: T;
   /** 1-based line of the value at `path`, when the file has one. */
   lineOf(path: YamlPath): number | undefined;
+  /** Whether the file itself sets the value at `path` (rather than a default). */
+  sets(path: YamlPath): boolean;
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
@@ -50,6 +52,9 @@ function lineLookup(document: Document | undefined, lines: LineCounter) {
   return (path: YamlPath): number | undefined => {
     if (!document) return undefined;
     for (let depth = path.length; depth >= 0; depth--) {
+      const parent = depth > 0 ? document.getIn(path.slice(0, depth - 1), true) : undefined;
+      const pair = isMap(parent) ? parent.items.find((item) => isScalar(item.key) && item.key.value === path[depth - 1]) : undefined;
+      if (pair && isScalar(pair.key) && pair.key.range) return lines.linePos(pair.key.range[0]).line;
       const node = document.getIn(path.slice(0, depth), true);
       if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
     }
@@ -95,5 +100,5 @@ export function loadYamlFile<S extends z.ZodType>(dir: string, name: string, sch
     });
     throw new ConfigError(`${file}: invalid configuration\n  - ${problems.join('\n  - ')}`, file);
   }
-  return { file, exists: text !== undefined, value: parsed.data, lineOf };
+  return { file, exists: text !== undefined, value: parsed.data, lineOf, sets: (path) => document?.hasIn(path) ?? false };
 }

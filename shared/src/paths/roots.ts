@@ -183,11 +183,11 @@ async function resolveReal(absolute: string, purpose: PathPurpose): Promise<stri
   for (;;) {
     try {
       const stat = await fsp.lstat(current);
-      if (stat.isSymbolicLink()) {
+      const base = await fsp.realpath(current).catch(async (error: NodeJS.ErrnoException) => {
+        if (!stat.isSymbolicLink()) throw error;
         const target = await fsp.readlink(current);
         throw new ToolError(`${current} is a dangling symlink (-> ${target}); it is refused rather than followed`, 'dangling_symlink');
-      }
-      const base = await fsp.realpath(current);
+      });
       const real = join(base, ...missing.reverse());
       if (purpose === 'read') throw new ToolError(`${absolute} does not exist`, 'not_found');
       return real;

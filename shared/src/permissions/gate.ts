@@ -40,6 +40,7 @@ export class PermissionGate {
     readonly autonomy: Autonomy,
     private readonly rules: readonly Rule[],
     private readonly autonomyLine: number | undefined,
+    private readonly allowLine: number | undefined,
   ) {}
 
   static load(configDir: string): PermissionGate {
@@ -50,7 +51,8 @@ export class PermissionGate {
         rules.push({ list, pattern: parseToolPattern(source), line: loaded.lineOf([list, index]) });
       });
     }
-    return new PermissionGate(loaded.file, loaded.exists, loaded.value.autonomy, rules, loaded.lineOf(['autonomy']));
+    const lineIfSet = (key: string) => (loaded.sets([key]) ? loaded.lineOf([key]) : undefined);
+    return new PermissionGate(loaded.file, loaded.exists, loaded.value.autonomy, rules, lineIfSet('autonomy'), lineIfSet('allow'));
   }
 
   private where(line: number | undefined): string {
@@ -92,7 +94,11 @@ export class PermissionGate {
     if (allowed && !(this.autonomy === 'read_only' && subject.risk !== 'low')) {
       return { verdict: 'allow', reason: `${name} is allowed by ${this.where(allowed.line)} (\`${allowed.pattern.source}\`)` };
     }
-    const autonomySource = this.fileExists ? this.where(this.autonomyLine) : `the default autonomy (no ${this.file})`;
+    const autonomySource = this.autonomyLine
+      ? this.where(this.autonomyLine)
+      : this.fileExists
+        ? `the default; ${this.file} does not set autonomy`
+        : `the default; there is no ${this.file}`;
     const reason = `${name} is ${subject.risk} risk and autonomy is ${this.autonomy} (${autonomySource})`;
     if (byMatrix === 'allow') return { verdict: 'allow', reason };
     if (this.autonomy === 'read_only') {
@@ -101,7 +107,7 @@ export class PermissionGate {
     return {
       verdict: byMatrix,
       reason,
-      remedy: `add \`${name}\` under allow: in ${this.file}${this.fileExists ? '' : ' (create the file)'}`,
+      remedy: `add \`${name}\` under allow: in ${this.file}${this.allowLine ? ` (the allow list is at line ${this.allowLine})` : this.fileExists ? '' : ' (create the file)'}`,
     };
   }
 }

@@ -1,0 +1,149 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AuditLog, issueReceipt, loadReceiptKey, redactArguments, REDACTED, verifyAuditFile, verifyAuditText, verifyReceipt, type AuditRecord } from '@bulkhead/core';
+import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
+
+let ws: TempWorkspace;
+afterEach(() => ws?.cleanup());
+
+const record = (tool: string, outcome: AuditRecord['outcome'] = 'ok'): AuditRecord => ({
+  server: 'fs',
+  tool,
+  caller: 'test',
+  args: { path: 'a.txt' },
+  decision: 'allow',
+  outcome,
+  duration_ms: 1,
+  bytes_out: 10,
+});
+
+function logWith(count: number): { file: string; lines: string[] } {
+  ws = tempWorkspace();
+  const file = join(ws.root, 'audit', 'fs.jsonl');
+  const log = new AuditLog(file);
+  for (let i = 0; i < count; i++) log.append(record(`fs:tool_${i}`));
+  return { file, lines: readFileSync(file, 'utf8').trimEnd().split('\n') };
+}
+
+describe('audit chain', () => {
+  it('appends one chained JSON line per call', () => {
+    const { file, lines } = logWith(3);
+    expect(lines).toHaveLength(3);
+    const entries = lines.map((line) => JSON.parse(line));
+    expect(entries.map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(entries[1].prev).toBe(entries[0].hash);
+    expect(entries[0].prev).toBe('0'.repeat(64));
+    expect(verifyAuditFile(file)).toEqual({ ok: true, entries: 3 });
+  });
+
+  it('detects an edited line', () => {
+    const { lines } = logWith(3);
+    lines[1] = lines[1]!.replace('"outcome":"ok"', '"outcome":"error"');
+    expect(verifyAuditText(lines.join('\n'))).toEqual({ ok: false, entries: 1, line: 2, problem: 'content does not match its hash (the line was edited)' });
+  });
+
+  it('detects a removed line', () => {
+    const { lines } = logWith(3);
+    lines.splice(1, 1);
+    expect(verifyAuditText(lines.join('\n'))).toEqual({
+      ok: false,
+      entries: 1,
+      line: 2,
+      problem: 'sequence 3 where 2 was expected (a line was removed, inserted or reordered)',
+    });
+  });
+
+  it('detects reordered lines', () => {
+    const { lines } = logWith(3);
+    [lines[1], lines[2]] = [lines[2]!, lines[1]!];
+    expect(verifyAuditText(lines.join('\n')).line).toBe(2);
+  });
+
+  it('detects a rewritten line whose hash was recomputed but whose chain was not', () => {
+    const { lines } = logWith(2);
+    const forged = JSON.parse(lines[0]!);
+    forged.seq = 1;
+    forged.prev = 'f'.repeat(64);
+    lines[0] = JSON.stringify(forged);
+    expect(verifyAuditText(lines.join('\n'))).toMatchObject({ ok: false, line: 1, problem: 'does not chain to the line before it' });
+  });
+
+  it('detects a truncated head (the first line removed)', () => {
+    const { lines } = logWith(3);
+    expect(verifyAuditText(lines.slice(1).join('\n')).problem).toBe('sequence 2 where 1 was expected (a line was removed, inserted or reordered)');
+  });
+
+  it('keeps one unbroken chain when several processes append at once', async () => {
+    ws = tempWorkspace();
+    const file = join(ws.root, 'audit', 'shared.jsonl');
+    const logModule = fileURLToPath(new URL('../dist/audit/log.js', import.meta.url));
+    const writer = `
+      const { AuditLog } = await import(${JSON.stringify(logModule)});
+      const log = new AuditLog(${JSON.stringify(file)});
+      for (let i = 0; i < 50; i++) log.append({ server: 'p' + process.pid, tool: 'x:y', caller: 't', args: { i }, decision: 'allow', outcome: 'ok', duration_ms: 0, bytes_out: 0 });
+    `;
+    await Promise.all(
+      [0, 1, 2, 3].map(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            const child = spawn(process.execPath, ['--input-type=module', '-e', writer], { stdio: 'inherit' });
+            child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`writer exited ${code}`))));
+          }),
+      ),
+    );
+    expect(verifyAuditFile(file)).toEqual({ ok: true, entries: 200 });
+  });
+});
+
+describe('redaction', () => {
+  it('redacts secret-looking keys and values and cuts long strings', () => {
+    const redacted = redactArguments({
+      path: 'a.txt',
+      api_key: 'abc',
+      nested: { Authorization: 'Bearer xyz', note: 'token is ghp_abcdefghijklmnopqrstuvwxyz0123456789' },
+      url: 'https://user:hunter2@example.test/x',
+      command: 'curl -H "Authorization: Bearer abcdefghijkl" x',
+      big: 'x'.repeat(1000),
+      custom_field: 'hide me',
+    }, ['custom']) as Record<string, unknown>;
+    expect(redacted).toEqual({
+      path: 'a.txt',
+      api_key: REDACTED,
+      nested: { Authorization: REDACTED, note: `token is ${REDACTED}` },
+      url: `https://user:${REDACTED}@example.test/x`,
+      command: `curl -H "Authorization: ${REDACTED}" x`,
+      big: `${'x'.repeat(256)}…(1000 chars)`,
+      custom_field: REDACTED,
+    });
+  });
+
+  it('redacts private keys and cloud credentials inside text', () => {
+    const text = 'key: -----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY----- id AKIAABCDEFGHIJKLMNOP';
+    expect(redactArguments({ content: text })).toEqual({ content: `key: ${REDACTED} id ${REDACTED}` });
+  });
+});
+
+describe('receipts', () => {
+  it('signs an entry and rejects a tampered receipt', () => {
+    ws = tempWorkspace();
+    const entry = new AuditLog(join(ws.root, 'audit', 'fs.jsonl')).append(record('fs:read_file'));
+    const key = loadReceiptKey(join(ws.root, 'keys', 'receipt.key'));
+    const receipt = issueReceipt(key, entry);
+    expect(receipt).toMatchObject({ v: 1, server: 'fs', tool: 'fs:read_file', seq: 1, entry_hash: entry.hash });
+    expect(verifyReceipt(key, receipt)).toBe(true);
+    expect(verifyReceipt(key, { ...receipt, tool: 'fs:grep' })).toBe(false);
+    expect(verifyReceipt(loadReceiptKey(join(ws.root, 'keys', 'other.key')), receipt)).toBe(false);
+  });
+
+  it('creates the key once, private to its owner', () => {
+    ws = tempWorkspace();
+    const file = join(ws.root, 'keys', 'receipt.key');
+    const first = loadReceiptKey(file);
+    expect(loadReceiptKey(file).equals(first)).toBe(true);
+    expect(first).toHaveLength(32);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});

@@ -1,0 +1,175 @@
+import { request } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { auditPolicySchema, createToolServer, defineTool, serveHttp, serverPolicySchema, textReply, type RunningHttp } from '@bulkhead/core';
+import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
+
+const ping = defineTool<object, z.ZodObject>({
+  name: 'ping',
+  title: 'Ping',
+  description: 'Answers pong, to prove the server still serves.',
+  input: z.strictObject({ pad: z.string().optional().describe('ignored padding') }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async () => textReply('pong'),
+});
+
+const TOKEN = 'a-very-secret-token-0123456789';
+let ws: TempWorkspace;
+let running: RunningHttp | undefined;
+const clients: Client[] = [];
+
+afterEach(async () => {
+  await Promise.allSettled(clients.splice(0).map((c) => c.close()));
+  await running?.close();
+  running = undefined;
+  ws?.cleanup();
+});
+
+async function start(options: { token?: string; maxBodyBytes?: number; allowedOrigins?: string[] } = {}) {
+  ws = tempWorkspace();
+  const server = createToolServer<object>({
+    namespace: 'demo',
+    version: '1.0.0',
+    tools: [ping],
+    policy: serverPolicySchema(true, {}).parse({}),
+    capabilities: {},
+    controlDir: ws.path('.bulkhead'),
+    gate: { kind: 'gateway' },
+    audit: auditPolicySchema.parse({ enabled: false }),
+    limits: { maxOutputBytes: 0 },
+  });
+  running = await serveHttp(server, { host: '127.0.0.1', port: 0, ...options });
+  return running;
+}
+
+async function connect(url: string, headers?: Record<string, string>): Promise<Client> {
+  const client = new Client({ name: 'http-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined));
+  clients.push(client);
+  return client;
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+function post(url: string, headers: Record<string, string> = {}, body = INITIALIZE) {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body,
+  });
+}
+
+async function stillServes(url: string, headers?: Record<string, string>) {
+  const client = await connect(url, headers);
+  const result = await client.callTool({ name: 'ping', arguments: {} });
+  expect((result.content as { text: string }[])[0]!.text).toBe('pong');
+}
+
+describe('Streamable HTTP guards', () => {
+  it('serves MCP at /mcp on 127.0.0.1', async () => {
+    const { url } = await start();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    await stillServes(url);
+  });
+
+  it('refuses a foreign Origin with 403 and keeps serving', async () => {
+    const { url } = await start();
+    const response = await post(url, { origin: 'https://evil.example' });
+    expect(response.status).toBe(403);
+    expect((await response.json()).error.message).toBe('Origin https://evil.example is not allowed (DNS-rebinding protection); add it with --allow-origin');
+    const local = await post(url, { origin: new URL(url).origin });
+    expect(local.status).toBe(200);
+    await stillServes(url);
+  });
+
+  it('accepts an Origin that was allowed explicitly', async () => {
+    const { url } = await start({ allowedOrigins: ['https://inspector.example'] });
+    expect((await post(url, { origin: 'https://inspector.example' })).status).toBe(200);
+  });
+
+  it('refuses a wrong Host with 403 (DNS rebinding)', async () => {
+    const { url, port } = await start();
+    // fetch cannot override Host, so this request is made with node:http
+    const status = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: `attacker.example:${port}`, 'content-type': 'application/json' } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end(INITIALIZE);
+    });
+    expect(status.status).toBe(403);
+    expect(JSON.parse(status.body).error.message).toBe(`Host header "attacker.example:${port}" is not allowed (DNS-rebinding protection)`);
+    await stillServes(url);
+  });
+
+  it('requires the bearer token when one is configured', async () => {
+    const { url } = await start({ token: TOKEN });
+    const missing = await post(url);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
+    expect((await missing.json()).error.message).toBe('missing or wrong bearer token');
+    expect((await post(url, { authorization: 'Bearer wrong-token' })).status).toBe(401);
+    expect((await post(url, { authorization: `Bearer ${TOKEN}x` })).status).toBe(401);
+    await stillServes(url, { authorization: `Bearer ${TOKEN}` });
+  });
+
+  it('refuses to bind beyond loopback without a token', async () => {
+    ws = tempWorkspace();
+    const server = createToolServer<object>({
+      namespace: 'demo',
+      version: '1.0.0',
+      tools: [ping],
+      policy: serverPolicySchema(true, {}).parse({}),
+      capabilities: {},
+      controlDir: ws.path('.bulkhead'),
+      gate: { kind: 'gateway' },
+      audit: auditPolicySchema.parse({ enabled: false }),
+      limits: { maxOutputBytes: 0 },
+    });
+    await expect(serveHttp(server, { host: '0.0.0.0', port: 0 })).rejects.toThrow(
+      'binding to 0.0.0.0 exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token',
+    );
+  });
+
+  it('refuses an oversized body with 413, by header and by stream', async () => {
+    const { url } = await start({ maxBodyBytes: 2048 });
+    const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(5000) } });
+    const declared = await post(url, {}, big);
+    expect(declared.status).toBe(413);
+    expect((await declared.json()).error.message).toBe(`request body is ${Buffer.byteLength(big)} bytes; the limit is 2048`);
+    const chunked = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(big));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(413);
+    expect((await chunked.json()).error.message).toBe('request body exceeds the limit of 2048 bytes');
+    await stillServes(url);
+  });
+
+  it('answers bad JSON with 400 and unknown sessions with 404', async () => {
+    const { url } = await start();
+    const bad = await post(url, {}, '{not json');
+    expect(bad.status).toBe(400);
+    const unknown = await post(url, { 'mcp-session-id': 'nope' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    expect(unknown.status).toBe(404);
+    expect((await fetch(url.replace('/mcp', '/other'))).status).toBe(404);
+    await stillServes(url);
+  });
+});

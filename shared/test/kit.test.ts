@@ -1,0 +1,302 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import {
+  auditPolicySchema,
+  compose,
+  createToolServer,
+  defineTool,
+  loadReceiptKey,
+  PermissionGate,
+  serverPolicySchema,
+  textReply,
+  ToolError,
+  verifyAuditFile,
+  verifyReceipt,
+  type GateMode,
+  type Receipt,
+} from '@bulkhead/core';
+import { connectInProcess, tempWorkspace, type ConnectedClient, type TempWorkspace } from '@bulkhead/core/testing';
+
+interface DemoCaps {
+  readonly effects: string[];
+}
+
+const echo = defineTool<DemoCaps, z.ZodObject<{ text: z.ZodString }>>({
+  name: 'echo',
+  title: 'Echo',
+  description: 'Returns its text argument unchanged.',
+  input: z.strictObject({ text: z.string().describe('what to echo') }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async (args) => textReply(args.text),
+});
+
+const touch = defineTool<DemoCaps, z.ZodObject<{ name: z.ZodString }>>({
+  name: 'touch',
+  title: 'Touch',
+  description: 'Records a side effect, standing in for a write.',
+  input: z.strictObject({ name: z.string().describe('what to record') }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  risk: 'medium',
+  subjectArg: 'name',
+  run: async (args, ctx) => {
+    ctx.effects.push(args.name);
+    return textReply(`touched ${args.name}`);
+  },
+});
+
+const slow = defineTool<DemoCaps, z.ZodObject>({
+  name: 'slow',
+  title: 'Slow',
+  description: 'Reports progress, then waits until cancelled.',
+  input: z.strictObject({}),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async (_args, ctx) => {
+    await ctx.progress(1, 10, 'started');
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) resolve();
+      ctx.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    ctx.effects.push('saw-abort');
+    throw ctx.signal.reason;
+  },
+});
+
+const big = defineTool<DemoCaps, z.ZodObject>({
+  name: 'big',
+  title: 'Big',
+  description: 'Returns far more text than the output cap allows.',
+  input: z.strictObject({}),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async () => textReply(`${'h'.repeat(5000)}${'t'.repeat(5000)}`),
+});
+
+const boom = defineTool<DemoCaps, z.ZodObject>({
+  name: 'boom',
+  title: 'Boom',
+  description: 'Fails with an unexpected error or a ToolError.',
+  input: z.strictObject({ expected: z.boolean().default(false).describe('throw a ToolError') }),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async (args) => {
+    if (args['expected']) throw new ToolError('the file is not there; try list_files');
+    throw new Error('kaboom');
+  },
+});
+
+let ws: TempWorkspace;
+let connected: ConnectedClient | undefined;
+let effects: string[];
+
+afterEach(async () => {
+  await connected?.close();
+  connected = undefined;
+  ws?.cleanup();
+});
+
+async function start(options: { permissions?: string; policy?: unknown; receipts?: boolean; gateway?: boolean; elicit?: (m: string) => { action: 'accept' | 'decline'; content?: Record<string, unknown> } } = {}) {
+  ws = tempWorkspace(options.permissions ? { '.bulkhead/permissions.yaml': options.permissions } : {});
+  const controlDir = ws.path('.bulkhead');
+  effects = [];
+  const gate: GateMode = options.gateway ? { kind: 'gateway' } : { kind: 'self', permissions: PermissionGate.load(controlDir) };
+  const server = createToolServer<DemoCaps>({
+    namespace: 'demo',
+    version: '1.0.0',
+    tools: [echo, touch, slow, big, boom],
+    policy: serverPolicySchema(true, {}).parse(options.policy ?? {}),
+    capabilities: { effects },
+    controlDir,
+    gate,
+    audit: auditPolicySchema.parse({ receipts: options.receipts ?? false }),
+    limits: { maxOutputBytes: 1000 },
+  });
+  connected = await connectInProcess(server, options.elicit ? { elicit: options.elicit } : {});
+  return { client: connected.client, controlDir, auditFile: join(controlDir, 'audit', 'demo.jsonl') };
+}
+
+const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
+const auditLines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line));
+
+describe('registration is the switch', () => {
+  it('does not list or run a disabled tool', async () => {
+    const { client } = await start({ policy: { tools: { touch: { enabled: false } } } });
+    const names = (await client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(['echo', 'slow', 'big', 'boom']);
+    const result = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe('Unknown tool touch. Available tools: echo, slow, big, boom.');
+    expect(effects).toEqual([]);
+  });
+
+  it('registers nothing for a disabled server', async () => {
+    const { client } = await start({ policy: { enabled: false } });
+    expect((await client.listTools()).tools).toEqual([]);
+    expect(text(await client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe('Unknown tool echo. Available tools: none (this server is disabled by its policy).');
+  });
+
+  it('lists schemas and all four annotations', async () => {
+    const { client } = await start();
+    const listed = (await client.listTools()).tools.find((t) => t.name === 'touch')!;
+    expect(listed.annotations).toEqual({ title: 'Touch', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(listed.inputSchema).toEqual({
+      type: 'object',
+      properties: { name: { type: 'string', description: 'what to record' } },
+      required: ['name'],
+      additionalProperties: false,
+    });
+  });
+});
+
+describe('argument validation', () => {
+  it('explains wrong, missing and unknown arguments', async () => {
+    const { client } = await start();
+    expect(text(await client.callTool({ name: 'echo', arguments: { text: 5 } }))).toBe('Invalid arguments for demo:echo: `text`: Invalid input: expected string, received number');
+    expect(text(await client.callTool({ name: 'echo', arguments: {} }))).toBe('Invalid arguments for demo:echo: `text` is required (string)');
+    expect(text(await client.callTool({ name: 'echo', arguments: { text: 'a', extra: 1 } }))).toBe('Invalid arguments for demo:echo: unknown argument `extra`');
+  });
+});
+
+describe('permission gate', () => {
+  it('refuses an ask when the client cannot elicit, naming the file, and runs nothing', async () => {
+    const { client, auditFile } = await start({ permissions: 'ask:\n  - demo:touch\n' });
+    const result = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
+    expect(result.isError).toBe(true);
+    expect(text(result).replaceAll(ws.root, '<ws>')).toBe(
+      'Permission denied: demo:touch must be confirmed: <ws>/.bulkhead/permissions.yaml line 2 lists it under ask (`demo:touch`). This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run. To allow it: move it from ask to allow in <ws>/.bulkhead/permissions.yaml.',
+    );
+    expect(effects).toEqual([]);
+    expect(auditLines(auditFile).at(-1)).toMatchObject({ tool: 'demo:touch', decision: 'deny', outcome: 'denied' });
+  });
+
+  it('runs an ask the human accepts through elicitation', async () => {
+    const messages: string[] = [];
+    const { client, auditFile } = await start({
+      elicit: (message) => {
+        messages.push(message);
+        return { action: 'accept', content: { approve: true } };
+      },
+    });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'doc' } }))).toBe('touched doc');
+    expect(effects).toEqual(['doc']);
+    expect(messages[0]).toContain('Allow demo:touch?\nArguments: {"name":"doc"}');
+    expect(auditLines(auditFile).at(-1)).toMatchObject({ decision: 'ask:approved', outcome: 'ok' });
+  });
+
+  it('runs nothing when the human declines or leaves approve unticked', async () => {
+    const { client } = await start({ elicit: () => ({ action: 'accept', content: { approve: false } }) });
+    const result = await client.callTool({ name: 'touch', arguments: { name: 'doc' } });
+    expect(text(result)).toBe('Permission denied: the user declined demo:touch. Nothing was run.');
+    expect(effects).toEqual([]);
+  });
+
+  it('never runs a denied call, even for a client that can elicit', async () => {
+    let asked = false;
+    const { client } = await start({
+      permissions: 'autonomy: full\ndeny:\n  - demo:touch(rm*)\n',
+      elicit: () => {
+        asked = true;
+        return { action: 'accept', content: { approve: true } };
+      },
+    });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'rm -rf' } })).replaceAll(ws.root, '<ws>')).toBe(
+      'Permission denied: demo:touch is denied by <ws>/.bulkhead/permissions.yaml line 3 (`demo:touch(rm*)`). Nothing was run. To allow it: remove or narrow that deny entry.',
+    );
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'ok' } }))).toBe('touched ok');
+    expect(effects).toEqual(['ok']);
+    expect(asked).toBe(false);
+  });
+
+  it('leaves allow/ask/deny to a gateway in front when told so', async () => {
+    const { client, auditFile } = await start({ gateway: true });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'x' } }))).toBe('touched x');
+    expect(auditLines(auditFile).at(-1)).toMatchObject({ decision: 'gateway', outcome: 'ok' });
+  });
+});
+
+describe('errors, limits, cancellation and progress', () => {
+  it('turns a ToolError into an isError result with its message', async () => {
+    const { client } = await start();
+    const result = await client.callTool({ name: 'boom', arguments: { expected: true } });
+    expect(result.isError).toBe(true);
+    expect(text(result)).toBe('the file is not there; try list_files');
+  });
+
+  it('turns an unexpected exception into an isError result naming the tool', async () => {
+    const { client, auditFile } = await start();
+    expect(text(await client.callTool({ name: 'boom', arguments: {} }))).toBe('demo:boom failed unexpectedly: kaboom');
+    expect(auditLines(auditFile).at(-1)).toMatchObject({ outcome: 'error', error: 'demo:boom failed unexpectedly: kaboom' });
+  });
+
+  it('caps every text output with a head+tail marker', async () => {
+    const { client, auditFile } = await start();
+    const out = text(await client.callTool({ name: 'big', arguments: {} }));
+    expect(out).toMatch(/^h+\n…\(9048 bytes truncated\)…\nt+$/);
+    expect(auditLines(auditFile).at(-1).bytes_out).toBe(Buffer.byteLength(out));
+  });
+
+  it('aborts the tool when the client cancels, and records the cancellation', async () => {
+    const { client, auditFile } = await start();
+    const controller = new AbortController();
+    const progress: number[] = [];
+    const call = client.callTool({ name: 'slow', arguments: {} }, undefined, {
+      signal: controller.signal,
+      onprogress: (p) => {
+        progress.push(p.progress);
+        controller.abort('user pressed stop');
+      },
+    });
+    await expect(call).rejects.toThrow();
+    await expect.poll(() => effects).toEqual(['saw-abort']);
+    expect(progress).toEqual([1]);
+    await expect.poll(() => auditLines(auditFile).at(-1)?.outcome).toBe('cancelled');
+  });
+});
+
+describe('audit and receipts', () => {
+  it('audits every call in an intact chain and signs only successful ones', async () => {
+    const { client, controlDir, auditFile } = await start({ receipts: true, permissions: 'deny:\n  - demo:touch\n' });
+    const ok = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+    const failed = await client.callTool({ name: 'boom', arguments: {} });
+    const denied = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
+    const receipt = ok._meta?.['bulkhead/receipt'] as Receipt;
+    expect(receipt).toMatchObject({ server: 'demo', tool: 'demo:echo', seq: 1 });
+    expect(verifyReceipt(loadReceiptKey(join(controlDir, 'keys', 'receipt.key')), receipt)).toBe(true);
+    expect(receipt.entry_hash).toBe(auditLines(auditFile)[0].hash);
+    expect(failed._meta?.['bulkhead/receipt']).toBeUndefined();
+    expect(denied._meta?.['bulkhead/receipt']).toBeUndefined();
+    expect(verifyAuditFile(auditFile)).toEqual({ ok: true, entries: 3 });
+    expect(auditLines(auditFile).map((e) => [e.tool, e.outcome])).toEqual([
+      ['demo:echo', 'ok'],
+      ['demo:boom', 'error'],
+      ['demo:touch', 'denied'],
+    ]);
+  });
+});
+
+describe('compose', () => {
+  it('runs middlewares outermost first and refuses a double next()', async () => {
+    const order: string[] = [];
+    await compose<object>([
+      async (_c, next) => {
+        order.push('a-in');
+        await next();
+        order.push('a-out');
+      },
+      async () => {
+        order.push('b');
+      },
+    ])({});
+    expect(order).toEqual(['a-in', 'b', 'a-out']);
+    const twice = compose<object>([
+      async (_c, next) => {
+        await next();
+        await next();
+      },
+    ]);
+    await expect(twice({})).rejects.toThrow('next() called more than once in one middleware');
+  });
+});
