@@ -1,45 +1,35 @@
 import { it } from 'vitest';
-import { utimesSync, symlinkSync, mkdirSync } from 'node:fs';
-import { startFs, gitInit } from './helpers.js';
+import { symlinkSync, mkdirSync, writeFileSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { startFs } from './helpers.js';
 it('probe', async () => {
-  const files = {
-    'a.ts': 'a', 'b.ts': 'b', 'src/c.ts': 'c', 'src/deep/d.ts': 'd', 'src/e.js': 'e',
-    'ignored.ts': 'i', '.gitignore': 'ignored.ts\nbuild/\n', 'build/out.ts': 'o',
-    '.github/workflows/ci.yml': 'ci', '.hidden.ts': 'h', '.env': 'x', 'node_modules/pkg/index.js': 'n', 'key.pem': 'k',
-  };
-  for (const engine of ['auto', 'builtin']) {
-  const h = await startFs(files, { policy: { search_engine: engine, limits: { glob_max_results: 3 } } });
-  gitInit(h.ws.root);
-  const names = Object.keys(files);
-  names.forEach((n, i) => utimesSync(h.ws.path(n), 1_600_000_000 + i * 100, 1_600_000_000 + i * 100));
+  const h = await startFs({ 'a.txt': 'hello\n', '.env': 'S=1\n', 'id_rsa': 'k', 'x.pem': 'p', '.ssh/config': 'c', 'sub/ok.txt': 'ok\n', '.env.local': 'x', 'config.key': 'k' });
+  const root = h.ws.root;
+  const evil = `${root}_evil`;
+  mkdirSync(evil); writeFileSync(join(evil, 'secret.txt'), 'secret\n');
+  const outside = `${root}_out`;
+  mkdirSync(outside); writeFileSync(join(outside, 'o.txt'), 'outside\n');
+  symlinkSync(join(outside, 'o.txt'), h.ws.path('file-link'));
+  symlinkSync(outside, h.ws.path('dir-link'));
+  symlinkSync(join(root, 'nope'), h.ws.path('dangling'));
   const cases: any[] = [
-    { pattern: '*.ts' }, { pattern: '**/*.ts' }, { pattern: '**/*.ts', include_ignored: true }, { pattern: '**/*', hidden: true },
-    { pattern: '.github/**' }, { pattern: '**/*.yml' }, { pattern: '../*.ts' }, { pattern: '*.zzz' }, { pattern: '*.ts', path: 'src' }, { pattern: '**/*.js' },
-    { pattern: '*.ts', path: 'a.ts' }, {pattern: 'src/*.ts'}, {pattern: '/a.ts'}, {pattern: '*.{ts,js}', path: 'src'},
+    { path: '../x' }, { path: '/etc/passwd' }, { path: '~/x' }, { path: '~' }, {path: '~root/x'},
+    { path: `../${basename(evil)}/secret.txt` }, { path: join(evil, 'secret.txt') },
+    { path: 'file-link' }, { path: 'dir-link/o.txt' }, { path: 'dangling' }, { path: 'a.txt\0.png' }, { path: 'a'.repeat(10000) }, {path: ('abc/').repeat(1000)},
+    { path: '．．/secret' }, { path: '..／x' }, { path: '\u2024\u2024/x' }, { path: '.env' }, { path: 'id_rsa' }, { path: 'x.pem' }, { path: '.ssh/config' }, {path: '.env.local'}, {path: 'config.key'},
+    { path: 5 }, {}, { path: 'a.txt', offset: 'x' }, { path: 'a.txt', bogus: 1 }, { path: 'a.txt', offset: 0 }, { path: 'a.txt', limit: 0 }, {path: 'a.txt', offset: 1.5}, {path: ''}, {path: 'sub/../a.txt'}, {path: join(root, 'a.txt')}, {path: 'missing.txt'}, {path: 'a.txt/x'},
   ];
   for (const a of cases) {
-    const r = await h.call('glob_files', a);
-    console.log('CASE', engine, JSON.stringify(a), r.isError, JSON.stringify(r.text));
+    const r = await h.call('read_file', a);
+    const ok = await h.read('a.txt');
+    console.log('CASE', JSON.stringify(a).slice(0, 100), r.isError, JSON.stringify(r.text.replaceAll(root, '<ROOT>')).slice(0, 400), ok.text === '     1\thello');
   }
   await h.close();
-  }
-  const h = await startFs({ 'b.txt': 'hello', 'a/x.txt': '1234', 'a/y/z.txt': '', 'z/q.txt': 'q', '.git/HEAD': 'ref', 'node_modules/p/i.js': 'x', '.dot': 'd' }, { policy: { limits: { list_max_entries: 2 } } });
-  symlinkSync('b.txt', h.ws.path('in-link'));
-  symlinkSync('/etc/passwd', h.ws.path('out-link'));
-  symlinkSync('../../etc', h.ws.path('a/up-link'));
-  symlinkSync('missing', h.ws.path('dangling'));
-  for (const a of [{}, { depth: 3 }, { path: 'a', depth: 2 }, { path: 'b.txt' }, {path: 'in-link'}, {path: 'out-link'}, {path: 'a/y'}]) {
-    const r = await h.call('list_files', a);
-    console.log('CASE list', JSON.stringify(a), r.isError, JSON.stringify(r.text));
-  }
-  await h.close();
-  const h2 = await startFs({ 'b.txt': 'hello', 'a/x.txt': '1234', 'a/y/z.txt': '', 'z/q.txt': 'q', '.git/HEAD': 'ref', 'node_modules/p/i.js': 'x', '.dot': 'd' , 'big.bin': Buffer.alloc(3000)});
-  symlinkSync('b.txt', h2.ws.path('in-link'));
-  symlinkSync('/etc/passwd', h2.ws.path('out-link'));
-  mkdirSync(h2.ws.path('empty'));
-  for (const a of [{}, { depth: 3 }, {path: 'empty'}]) {
-    const r = await h2.call('list_files', a);
-    console.log('CASE list', JSON.stringify(a), r.isError, JSON.stringify(r.text));
-  }
-  await h2.close();
+  rmSync(evil, { recursive: true }); rmSync(outside, { recursive: true });
+  const d = await startFs({ 'a.txt': 'x' }, { policy: { tools: { grep: { enabled: false } } } });
+  console.log('CASE', (await d.client.listTools()).tools.map(t => t.name), JSON.stringify(await d.call('grep', { pattern: 'x' })));
+  await d.close();
+  const e = await startFs({ 'a.txt': 'x' }, { policy: { enabled: false } });
+  console.log('CASE', (await e.client.listTools()).tools.map(t => t.name), JSON.stringify(await e.call('read_file', { path: 'a.txt' })));
+  await e.close();
 });

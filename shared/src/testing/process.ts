@@ -72,6 +72,8 @@ export async function startStdioServer(options: StartOptions): Promise<ServerPro
 export interface HttpServerProcess extends ServerProcess {
   readonly url: string;
   readonly child: ChildProcess;
+  /** Everything the process wrote to stdout so far (its URL and the client snippets). */
+  stdout(): string;
   /** A fresh, unconnected client for the same endpoint. */
   connectAnother(headers?: Record<string, string>): Promise<Client>;
 }
@@ -119,6 +121,7 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
     child,
     pid: child.pid,
     stderr: () => stderr,
+    stdout: () => stdout,
     connectAnother: async (headers) => {
       const another = await connect(headers);
       opened.push(another);

@@ -14,9 +14,10 @@ export interface ServerCliSpec {
 }
 
 function desktopSnippet(spec: ServerCliSpec, options: CommonOptions, url?: string): string {
-  const entry = url
-    ? { command: 'npx', args: ['-y', 'mcp-remote', url, ...(options.token ? ['--header', 'Authorization:Bearer ${BULKHEAD_TOKEN}'] : [])] }
-    : { command: process.execPath, args: [spec.scriptPath, ...options.roots.flatMap((root) => ['--root', root])] };
+  const viaRemote = options.token
+    ? { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: 'Bearer <the token in your --token-file>' } }
+    : { command: 'npx', args: ['-y', 'mcp-remote', url] };
+  const entry = url ? viaRemote : { command: process.execPath, args: [spec.scriptPath, ...options.roots.flatMap((root) => ['--root', root])] };
   return JSON.stringify({ mcpServers: { [spec.bin]: entry } }, null, 2);
 }
 

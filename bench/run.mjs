@@ -1,0 +1,14 @@
+// `pnpm bench NAME [flags]`: runs one benchmark from bench/.
+const benches = {
+  fs: { module: './fs.mjs', about: 'bulkhead-fs vs @modelcontextprotocol/server-filesystem and raw rg' },
+};
+
+const [name, ...args] = process.argv.slice(2);
+const bench = benches[name];
+if (!bench) {
+  const list = Object.entries(benches).map(([key, { about }]) => `  ${key.padEnd(6)} ${about}`);
+  process.stderr.write(`${name ? `unknown benchmark: ${name}\n\n` : ''}usage: pnpm bench NAME [flags]\n\nbenchmarks:\n${list.join('\n')}\n`);
+  process.exit(2);
+}
+const { main } = await import(bench.module);
+await main(args);
