@@ -16,18 +16,7 @@ export const fsLimitsSchema = z
     list_max_entries: z.number().int().min(1).max(10_000).default(200).describe('Most entries list_files shows per folder'),
     max_output_bytes: z.number().int().min(0).default(512 * 1024).describe('Hard cap on any result text; 0 turns it off'),
   })
-  .default({
-    read_max_lines: 2000,
-    read_max_bytes: 256 * 1024,
-    line_max_chars: 2000,
-    image_max_bytes: 5 * 1024 * 1024,
-    count_lines_max_bytes: 32 * 1024 * 1024,
-    grep_timeout_ms: 20_000,
-    grep_head_limit: 250,
-    glob_max_results: 1000,
-    list_max_entries: 200,
-    max_output_bytes: 512 * 1024,
-  });
+  .prefault({});
 
 export const fsPolicySchema = serverPolicySchema(true, {
   roots: z.array(z.string().min(1)).default([]).describe('Folders added to the --root folders (relative paths are resolved against the first root)'),

@@ -1,0 +1,16 @@
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+export const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** file name → JSON Schema, for every policy file the suite reads. */
+export async function policySchemaFiles() {
+  const core = await import(pathToFileURL(join(repo, 'shared/dist/index.js')).href);
+  const fs = await import(pathToFileURL(join(repo, 'servers/fs/dist/policy.js')).href);
+  const entries = [
+    ['permissions.yaml', core.permissionsSchema],
+    ['audit.yaml', core.auditPolicySchema],
+    ['fs_policy.yaml', fs.fsPolicySchema],
+  ];
+  return Object.fromEntries(entries.map(([file, schema]) => [file.replace(/\.yaml$/, '.schema.json'), core.policyJsonSchema(schema, file)]));
+}
