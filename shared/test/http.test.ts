@@ -28,9 +28,9 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-async function start(options: { token?: string; maxBodyBytes?: number; allowedOrigins?: string[] } = {}) {
+function demoServer() {
   ws = tempWorkspace();
-  const server = createToolServer<object>({
+  return createToolServer<object>({
     namespace: 'demo',
     version: '1.0.0',
     tools: [ping],
@@ -41,7 +41,10 @@ async function start(options: { token?: string; maxBodyBytes?: number; allowedOr
     audit: auditPolicySchema.parse({ enabled: false }),
     limits: { maxOutputBytes: 0 },
   });
-  running = await serveHttp(server, { host: '127.0.0.1', port: 0, ...options });
+}
+
+async function start(options: { token?: string; maxBodyBytes?: number; allowedOrigins?: string[]; sessionIdleMs?: number } = {}) {
+  running = await serveHttp(demoServer(), { host: '127.0.0.1', port: 0, ...options });
   return running;
 }
 
@@ -124,18 +127,7 @@ describe('Streamable HTTP guards', () => {
   });
 
   it('refuses to bind beyond loopback without a token', async () => {
-    ws = tempWorkspace();
-    const server = createToolServer<object>({
-      namespace: 'demo',
-      version: '1.0.0',
-      tools: [ping],
-      policy: serverPolicySchema(true, {}).parse({}),
-      capabilities: {},
-      controlDir: ws.path('.bulkhead'),
-      gate: { kind: 'gateway' },
-      audit: auditPolicySchema.parse({ enabled: false }),
-      limits: { maxOutputBytes: 0 },
-    });
+    const server = demoServer();
     await expect(serveHttp(server, { host: '0.0.0.0', port: 0 })).rejects.toThrow(
       'binding to 0.0.0.0 exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token',
     );
@@ -160,6 +152,20 @@ describe('Streamable HTTP guards', () => {
     } as RequestInit);
     expect(chunked.status).toBe(413);
     expect((await chunked.json()).error.message).toBe('request body exceeds the limit of 2048 bytes');
+    await stillServes(url);
+  });
+
+  it('closes a session that stays idle, and the client can start a new one', async () => {
+    const { url } = await start({ sessionIdleMs: 200 });
+    const init = await post(url);
+    const sessionId = init.headers.get('mcp-session-id')!;
+    expect(sessionId).toBeTruthy();
+    const list = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' });
+    const headers = { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    const expired = await post(url, headers, list);
+    expect(expired.status).toBe(404);
+    expect((await expired.json()).error.message).toBe('unknown or expired session; start a new one with initialize');
     await stillServes(url);
   });
 

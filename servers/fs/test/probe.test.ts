@@ -1,22 +1,10 @@
 import { it } from 'vitest';
-import { startFs, gitInit } from './helpers.js';
+import { startFs, lineFile } from './helpers.js';
 it('probe', async () => {
-  for (const engine of ['auto', 'builtin']) {
-  const h = await startFs({ 'a.txt': 'a'.repeat(40) + '!\n', 'secrets/prod.yaml': 'token alpha\n', 'other/prod.yaml': 'alpha\n', '.env': 'alpha\n', '.ssh/config': 'alpha\n', 'k.pem': 'alpha\n', 'sub/.env.local': 'alpha\n', 'id_rsa.pub': 'alpha\n' }, { policy: { search_engine: engine, deny_read: ['.env*', '*.pem', 'id_rsa*', '.ssh/', 'secrets/prod.yaml'], limits: { grep_timeout_ms: 500 } } });
-  gitInit(h.ws.root);
-  let t = Date.now();
-  let r = await h.call('grep', { pattern: '(a+)+$', output_mode: 'content' });
-  console.log('CASE', engine, Date.now() - t, JSON.stringify(r));
-  r = await h.read('a.txt');
-  console.log('CASE', engine, JSON.stringify(r.text));
-  for (const a of [{ pattern: 'alpha', hidden: true }, { pattern: 'alpha', hidden: true, path: 'secrets' }, { pattern: 'alpha', hidden: true, glob: '.env' }, { pattern: 'alpha', hidden: true, glob: '**' }, { pattern: 'alpha', hidden: true, glob: '.ssh/**' }, { pattern: 'alpha', hidden: true, glob: '*.pem' }, {pattern: 'alpha', hidden: true, output_mode: 'content', glob: '*'}]) {
-    r = await h.call('grep', a);
-    console.log('CASE', engine, JSON.stringify(a), JSON.stringify(r.text));
-  }
-  for (const a of [{ pattern: '**/*', hidden: true }, { pattern: '**/*', path: 'secrets' }, { pattern: '.env', hidden: true }, { pattern: '.ssh/*' }, { pattern: '**/*', hidden: true, include_ignored: true }]) {
-    r = await h.call('glob_files', a);
-    console.log('CASE glob', engine, JSON.stringify(a), JSON.stringify(r.text));
+  const h = await startFs({ 'wide.txt': lineFile(3000, (n) => `${n} ` + 'x'.repeat(1000)), 'n.txt': lineFile(3000), 'i.jpg': Buffer.from('ffd8ffe000104a464946', 'hex'), 'g.gif': Buffer.from('GIF89a\x01\x00'), 'big.png': Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(100, 1)]) }, { policy: { limits: { count_lines_max_bytes: 1024, image_max_bytes: 50 } } });
+  for (const [p, more] of [['wide.txt',{offset:-2000}],['n.txt',{offset:-3, limit: 2}],['i.jpg',{}],['g.gif',{}],['big.png',{}]] as const) {
+    const r = await h.read(p, more as any);
+    console.log('CASE', JSON.stringify([p, more]), r.isError, JSON.stringify(r.text.length > 400 ? r.text.slice(0,30) + ' ... ' + r.text.slice(-250) : r.text), JSON.stringify(r.content.map(c => [c.type, c.mimeType, c.data])));
   }
   await h.close();
-  }
 });

@@ -7,6 +7,7 @@ import type { ToolServer } from '../kit/server.js';
 
 export const MCP_PATH = '/mcp';
 export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 
 export interface HttpOptions {
   readonly host: string;
@@ -16,6 +17,8 @@ export interface HttpOptions {
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
   readonly maxBodyBytes?: number;
+  /** A session with no request for this long is closed (default 30 minutes). */
+  readonly sessionIdleMs?: number;
 }
 
 export interface RunningHttp {
@@ -74,7 +77,19 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const lastSeen = new Map<string, number>();
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   let port = options.port;
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [id, seen] of lastSeen) {
+      if (now - seen > idleMs) {
+        lastSeen.delete(id);
+        void sessions.get(id)?.close();
+      }
+    }
+  }, Math.min(idleMs, 60_000));
+  sweeper.unref();
 
   const allowedHosts = (): Set<string> => {
     const names = new Set<string>([options.host, ...(options.allowedHosts ?? [])]);
@@ -117,6 +132,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
 
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
+    if (existing && typeof sessionId === 'string') lastSeen.set(sessionId, Date.now());
 
     if (req.method === 'POST') {
       let body: unknown;
@@ -134,10 +150,13 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           sessions.set(id, transport);
+          lastSeen.set(id, Date.now());
         },
       });
       transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
+        if (!transport.sessionId) return;
+        sessions.delete(transport.sessionId);
+        lastSeen.delete(transport.sessionId);
       };
       await toolServer.connect(transport);
       return transport.handleRequest(req, res, body);
@@ -165,6 +184,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     url: `http://${shownHost}:${port}${MCP_PATH}`,
     port,
     close: async () => {
+      clearInterval(sweeper);
       await Promise.allSettled([...sessions.values()].map((t) => t.close()));
       sessions.clear();
       server.closeAllConnections();

@@ -6,7 +6,7 @@ import { PathGlobSet } from '@bulkhead/core';
 
 export interface WalkOptions {
   readonly cwd: string;
-  readonly pattern: string;
+  readonly pattern: string | string[];
   readonly hidden: boolean;
   readonly respectGitignore: boolean;
   readonly denyRead: readonly string[];

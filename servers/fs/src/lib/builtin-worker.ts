@@ -13,7 +13,8 @@ export interface WorkerInput {
   readonly mode: 'content' | 'files_with_matches' | 'count';
   readonly multiline: boolean;
   readonly context: number;
-  readonly glob: string;
+  /** fast-glob patterns; those starting with "!" exclude. */
+  readonly globs: string[];
   readonly hidden: boolean;
   readonly denyRead: readonly string[];
   readonly maxLineChars: number;
@@ -39,7 +40,7 @@ function escapeRegex(text: string): string {
 
 function search(input: WorkerInput): { files: GrepFile[]; complete: boolean } {
   const regex = new RegExp(input.literal ? escapeRegex(input.pattern) : input.pattern, `${input.flags}${input.multiline ? 's' : ''}g`);
-  const candidates = input.file ? [input.file] : walkFiles({ cwd: input.cwd, pattern: input.glob, hidden: input.hidden, respectGitignore: true, denyRead: input.denyRead });
+  const candidates = input.file ? [input.file] : walkFiles({ cwd: input.cwd, pattern: input.globs, hidden: input.hidden, respectGitignore: true, denyRead: input.denyRead });
   const files: GrepFile[] = [];
   let records = 0;
   for (const relative of candidates) {
@@ -53,6 +54,7 @@ function search(input: WorkerInput): { files: GrepFile[]; complete: boolean } {
     }
     const text = readFileSync(absolute, 'utf8');
     const lines = text.split('\n');
+    if (lines.at(-1) === '') lines.pop();
     const matched = new Set<number>();
     if (input.multiline) {
       const starts: number[] = [0];

@@ -43,6 +43,20 @@ function runWorker(input: WorkerInput, timeoutMs: number, signal: AbortSignal): 
   });
 }
 
+/**
+ * The grep `glob` argument as fast-glob patterns, read the way ripgrep reads it: comma-separated,
+ * a glob without "/" matches at any depth, and a leading "!" excludes.
+ */
+function workerGlobs(glob: string | undefined): string[] {
+  const parts = (glob ?? '').split(',').map((g) => g.trim()).filter(Boolean);
+  const patterns = parts.map((part) => {
+    const negated = part.startsWith('!');
+    const body = negated ? part.slice(1) : part;
+    return `${negated ? '!' : ''}${body.includes('/') ? body.replace(/^\//, '') : `**/${body}`}`;
+  });
+  return patterns.some((p) => !p.startsWith('!')) ? patterns : ['**/*', ...patterns];
+}
+
 export function builtinEngine(): SearchEngine {
   return {
     kind: 'builtin',
@@ -56,7 +70,7 @@ export function builtinEngine(): SearchEngine {
         mode: request.mode,
         multiline: request.multiline,
         context: request.context,
-        glob: request.glob ? (request.glob.includes('/') ? request.glob : `**/${request.glob}`) : '**/*',
+        globs: workerGlobs(request.glob),
         hidden: request.hidden,
         denyRead: request.denyRead,
         maxLineChars: request.maxLineChars,
@@ -66,7 +80,7 @@ export function builtinEngine(): SearchEngine {
       const { reply, timedOut } = await runWorker(input, request.timeoutMs, request.signal);
       if (timedOut || !reply) return { files: [], complete: false, timedOut: true };
       if (!reply.ok) {
-        if (reply.syntax) throw new ToolError(`Invalid regular expression: ${reply.error}`, 'bad_pattern');
+        if (reply.syntax) throw new ToolError(`Invalid regular expression: ${reply.error.replace(/^Invalid regular expression: /, '')}`, 'bad_pattern');
         throw new Error(reply.error);
       }
       return { files: reply.files, complete: reply.complete, timedOut: false };

@@ -159,9 +159,14 @@ export async function readWindow(handle: FileHandle, stat: Stats, options: Windo
 
 /**
  * The last `count` lines, read backwards from the end: cost grows with the size of those lines,
- * not with the size of the file. Numbers are absolute when the total is already known.
+ * not with the size of the file. Numbers are absolute when the total is known: already, or
+ * because `countTotal` lets a small file be counted first.
  */
-export async function readTail(handle: FileHandle, stat: Stats, count: number, options: Omit<WindowOptions, 'offset' | 'countTotal'>): Promise<Window> {
+export async function readTail(handle: FileHandle, stat: Stats, count: number, options: Omit<WindowOptions, 'offset'>): Promise<Window> {
+  if (options.countTotal && indexFor(stat).total === undefined) {
+    // A window that starts past any line collects nothing and scans to the end, filling the index.
+    await readWindow(handle, stat, { ...options, offset: Number.MAX_SAFE_INTEGER, limit: 1 });
+  }
   const size = stat.size;
   const chunks: Buffer[] = [];
   let position = size;

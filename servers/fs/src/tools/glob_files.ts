@@ -3,6 +3,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
+import { allowedByDenyRead } from '../lib/deny.js';
 
 const STAT_BATCH = 256;
 
@@ -35,10 +36,12 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
     });
+    const allowed = allowedByDenyRead(ctx.paths, ctx.denyRead, folder);
+    const found = outcome.paths.filter(allowed);
     const withTimes: { path: string; mtime: number }[] = [];
-    for (let i = 0; i < outcome.paths.length; i += STAT_BATCH) {
+    for (let i = 0; i < found.length; i += STAT_BATCH) {
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      const batch = outcome.paths.slice(i, i + STAT_BATCH);
+      const batch = found.slice(i, i + STAT_BATCH);
       const stats = await Promise.all(batch.map((p) => lstat(join(folder, p)).catch(() => undefined)));
       batch.forEach((p, j) => {
         const s = stats[j];

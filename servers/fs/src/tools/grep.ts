@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textReply } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
+import { allowedByDenyRead } from '../lib/deny.js';
 import type { GrepFile } from '../lib/search-types.js';
 
 const MAX_COLLECTED = 20_000;
@@ -72,7 +73,8 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
     });
-    const files = outcome.files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const allowed = allowedByDenyRead(ctx.paths, ctx.denyRead, searchDir);
+    const files = outcome.files.filter((file) => allowed(file.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const prefix = shownDir === '.' || shownDir === '' ? '' : relative(ctx.paths.primary, searchDir).startsWith('..') ? searchDir : shownDir;
     const lines = files.flatMap((file) => formatFile(file, args.output_mode, prefix, args.context > 0));
     const page = lines.slice(args.offset, args.offset + headLimit);

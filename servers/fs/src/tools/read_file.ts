@@ -23,12 +23,14 @@ function footer(window: Window, offset: number, limit: number, size: number): st
   }
   const first = lines[0]!.number;
   const last = lines.at(-1)!.number;
+  const cut = window.cutByBytes ? ' (stopped at the byte cap)' : '';
   if (window.fromEnd) {
+    const uncounted = 'the total line count is not computed for files this large';
+    if (last !== -1) return `[lines ${first} to ${last} from the end of a ${formatBytes(size)} file${cut}; ${uncounted}; next: offset=${last + 1}]`;
     const earlier = first - limit;
-    return `[the last ${-first} lines of a ${formatBytes(size)} file; the total line count is not computed for files this large; earlier lines: offset=${earlier} limit=${limit}]`;
+    return `[the last ${-first} lines of a ${formatBytes(size)} file; ${uncounted}; earlier lines: offset=${earlier} limit=${limit}]`;
   }
   const range = `lines ${first}-${last}${total !== undefined ? ` of ${total}` : ''}`;
-  const cut = window.cutByBytes ? ' (stopped at the byte cap)' : '';
   if (total !== undefined && last >= total) return lines.length < (total ?? 0) || first > 1 ? `[${range}${cut}; end of file]` : '';
   return `[${range}${cut}; next: offset=${last + 1}${total === undefined ? `; file is ${formatBytes(size)}` : ''}]`;
 }
@@ -65,10 +67,11 @@ export const readFile = defineTool<FsCapabilities, typeof input>({
       const limit = args.limit ?? ctx.limits.read_max_lines;
       const common = { limit, maxBytes: ctx.limits.read_max_bytes, maxLineChars: ctx.limits.line_max_chars, signal: ctx.signal };
       const offset = args.offset ?? 1;
+      const countTotal = stat.size <= ctx.limits.count_lines_max_bytes;
       const window =
         offset < 0
-          ? await readTail(handle, stat, -offset, common)
-          : await readWindow(handle, stat, { ...common, offset, countTotal: stat.size <= ctx.limits.count_lines_max_bytes });
+          ? await readTail(handle, stat, -offset, { ...common, countTotal })
+          : await readWindow(handle, stat, { ...common, offset, countTotal });
       if (window.lines.length === 0 && offset > 1 && window.total !== undefined) {
         throw new ToolError(`${shown} has ${window.total} lines; offset ${offset} is past the end (use offset=1, or a negative offset to read from the end)`, 'out_of_range');
       }
