@@ -100,6 +100,11 @@ function isLine(text, seq) {
   return text?.endsWith(` seq=${seq}`) ?? false;
 }
 
+function tailCheck(lines, log, count = lines.length) {
+  const ok = lines.length === count && lines.at(-1) === log.lastLine;
+  return { ok, detail: `${lines.length} lines, last line ${ok ? 'matches the file' : `differs: "${lines.at(-1)?.slice(-30)}"`}` };
+}
+
 function windowCheck(lines, first) {
   const ok = lines.length === WINDOW_LINES && isLine(lines[0], first) && isLine(lines.at(-1), first + WINDOW_LINES - 1);
   return { ok, detail: ok ? `lines ${first}-${first + WINDOW_LINES - 1} correct` : `got ${lines.length} lines starting "${lines[0]?.slice(-20)}"` };
@@ -131,26 +136,18 @@ function sizeLabel(log) {
 async function tailCase(ctx, log) {
   const label = `(a) last ${TAIL_LINES} lines of the ${sizeLabel(log)} log`;
   const ours = await measureWarm(ctx.start.ours, { name: 'read_file', args: { path: log.relPath, offset: -TAIL_LINES } }, ctx.runs, (text) =>
-    ctx.checker.verify(`${label} (bulkhead)`, () => {
-      const lines = numberedLines(text);
-      const ok = lines.length === TAIL_LINES && lines.at(-1).text === log.lastLine;
-      return { ok, detail: ok ? `${lines.length} lines, last line matches the file` : `${lines.length} lines, last "${lines.at(-1)?.text.slice(-30)}"` };
-    }, text),
+    ctx.checker.verify(`${label} (bulkhead)`, tailCheck(numberedLines(text).map((line) => line.text), log, TAIL_LINES)),
   );
+  // The peer's count is reported, not enforced: its tail counts the final newline as a line.
   const peer = await measureWarm(ctx.start.peer, { name: 'read_text_file', args: { path: log.absPath, tail: TAIL_LINES } }, ctx.runs, (text) =>
-    ctx.checker.verify(`${label} (peer)`, () => {
-      const lines = text.replace(/\n$/, '').split('\n');
-      const ok = lines.at(-1) === log.lastLine;
-      return { ok, detail: `${lines.length} lines${ok ? ', last line matches the file' : ', last line differs'}` };
-    }, text),
+    ctx.checker.verify(`${label} (peer)`, tailCheck(text.replace(/\n$/, '').split('\n'), log)),
   );
   progress(label, ours, peer);
-  return {
-    label,
-    ours,
-    peer,
-    notes: `bulkhead read_file offset=-${TAIL_LINES} (${ours.detail}); peer read_text_file tail=${TAIL_LINES} (${peer.detail})`,
-  };
+  return { label, ours, peer, notes: `bulkhead read_file offset=-${TAIL_LINES}: ${ours.detail}; peer read_text_file tail=${TAIL_LINES}: ${peer.detail}` };
+}
+
+function isMiddle({ line, lines }) {
+  return line === Math.floor(lines / 2);
 }
 
 /** Same line in every file (flat as the file grows?), then the middle of each larger file. */
@@ -160,45 +157,56 @@ function windows(logs) {
 }
 
 async function windowCases(ctx, { log, line }) {
-  const where = `line ${line.toLocaleString('en-US')} of the ${sizeLabel(log)} log${line === Math.floor(log.lines / 2) ? ' (middle)' : ''}`;
-  const base = `(b) ${WINDOW_LINES} lines at ${where}`;
+  const base = `(b) ${WINDOW_LINES} lines at line ${line.toLocaleString('en-US')} of the ${sizeLabel(log)} log${isMiddle({ line, lines: log.lines }) ? ' (middle)' : ''}`;
   const ourRequest = { name: 'read_file', args: { path: log.relPath, offset: line, limit: WINDOW_LINES } };
-  const ourCheck = (label) => (text) => ctx.checker.verify(`${label} (bulkhead)`, () => windowCheck(numberedLines(text).map((l) => l.text), line), text);
+  const ourCheck = (label) => (text) => ctx.checker.verify(`${label} (bulkhead)`, windowCheck(numberedLines(text).map((l) => l.text), line));
   const cold = await measureCold(ctx.start.ours, ourRequest, ctx.runs, ourCheck(`${base}, cold`));
   const warm = await measureWarm(ctx.start.ours, ourRequest, ctx.runs, ourCheck(`${base}, warm`));
-  const peerRequest = { name: 'read_text_file', args: { path: log.absPath, head: line + WINDOW_LINES - 1 } };
-  const peer = await measureWarm(ctx.start.peer, peerRequest, ctx.runs, (text) =>
-    ctx.checker.verify(`${base} (peer)`, () => windowCheck(text.split('\n').slice(line - 1), line), text),
+  const head = line + WINDOW_LINES - 1;
+  const peer = await measureWarm(ctx.start.peer, { name: 'read_text_file', args: { path: log.absPath, head } }, ctx.runs, (text) =>
+    ctx.checker.verify(`${base} (peer)`, windowCheck(text.split('\n').slice(line - 1), line)),
   );
   progress(`${base}, cold`, cold, peer);
   progress(`${base}, warm`, warm, peer);
-  const peerNote = `peer read_text_file head=${line + WINDOW_LINES - 1}, last ${WINDOW_LINES} kept (no offset parameter; no cache, so one measurement serves both rows)`;
+  const peerNote = `peer read_text_file head=${head}, last ${WINDOW_LINES} lines kept (it has no offset; no cache either, so one measurement serves both rows)`;
+  const window = { file: log.name, line, lines: log.lines };
   return [
-    { label: `${base} — cold`, ours: cold, peer, notes: `fresh bulkhead process per call: no line index yet; ${peerNote}`, window: { log, line, kind: 'cold' } },
-    { label: `${base} — warm`, ours: warm, peer, notes: `same bulkhead process after a first call built the sparse line index; ${peerNote}`, window: { log, line, kind: 'warm' } },
+    { label: `${base} — cold`, ours: cold, peer, notes: `a fresh bulkhead process for each call, so no line index yet; ${peerNote}`, window: { ...window, kind: 'cold' } },
+    { label: `${base} — warm`, ours: warm, peer, notes: `one bulkhead process whose warmup call built the sparse line index; ${peerNote}`, window: { ...window, kind: 'warm' } },
   ];
+}
+
+/** Checks one reply and remembers the paths it lists, for the cross-check between both sides. */
+function listingVerifier(ctx, label, parse) {
+  const verifier = (text) => {
+    const { paths, result } = parse(text);
+    verifier.paths = paths;
+    return ctx.checker.verify(label, result);
+  };
+  verifier.paths = [];
+  return verifier;
+}
+
+function crossCheck(ctx, label, ours, theirs, toTheirs) {
+  if (ours.paths.length === 0 || theirs.paths.length === 0) return;
+  const known = new Set(theirs.paths);
+  const foreign = ours.paths.filter((path) => !known.has(toTheirs(path)));
+  if (foreign.length > 0) ctx.checker.verify(`${label} (cross-check)`, { ok: false, detail: `${foreign.length} bulkhead paths missing on the other side, e.g. ${foreign[0]}` });
 }
 
 async function globCase(ctx, tree) {
   const label = `(c) glob ${GLOB} in the ${tree.files.toLocaleString('en-US')}-file tree`;
-  let ourPaths = [];
-  let peerPaths = [];
-  const ours = await measureWarm(ctx.start.ours, { name: 'glob_files', args: { pattern: GLOB, path: tree.relPath } }, ctx.runs, (text) =>
-    ctx.checker.verify(`${label} (bulkhead)`, () => {
-      const { paths, note } = listing(text, /^\[(\d+) more files matched/);
-      ourPaths = paths;
-      return countCheck(paths.length + Number(note?.[1] ?? 0), tree.tsFiles, `files (${paths.length} listed, newest first)`);
-    }, text),
-  );
-  const peer = await measureWarm(ctx.start.peer, { name: 'search_files', args: { path: tree.absPath, pattern: GLOB } }, ctx.runs, (text) =>
-    ctx.checker.verify(`${label} (peer)`, () => {
-      peerPaths = text.split('\n').filter((line) => line.endsWith('.ts'));
-      return countCheck(peerPaths.length, tree.tsFiles, 'files (all listed)');
-    }, text),
-  );
-  const peerSet = new Set(peerPaths.map((path) => relative(ctx.data.root, path)));
-  const foreign = ourPaths.filter((path) => !peerSet.has(path));
-  if (peerPaths.length > 0 && foreign.length > 0) ctx.checker.verify(`${label} (cross-check)`, () => ({ ok: false, detail: `${foreign.length} bulkhead paths not in the peer's list, e.g. ${foreign[0]}` }));
+  const ourVerifier = listingVerifier(ctx, `${label} (bulkhead)`, (text) => {
+    const { paths, note } = listing(text, /^\[(\d+) more files matched/);
+    return { paths, result: countCheck(paths.length + Number(note?.[1] ?? 0), tree.tsFiles, `files (${paths.length} listed, newest first)`) };
+  });
+  const peerVerifier = listingVerifier(ctx, `${label} (peer)`, (text) => {
+    const paths = text.split('\n').filter((line) => line.endsWith('.ts'));
+    return { paths: paths.map((path) => relative(ctx.data.root, path)), result: countCheck(paths.length, tree.tsFiles, 'files (all listed)') };
+  });
+  const ours = await measureWarm(ctx.start.ours, { name: 'glob_files', args: { pattern: GLOB, path: tree.relPath } }, ctx.runs, ourVerifier);
+  const peer = await measureWarm(ctx.start.peer, { name: 'search_files', args: { path: tree.absPath, pattern: GLOB } }, ctx.runs, peerVerifier);
+  crossCheck(ctx, label, ourVerifier, peerVerifier, (path) => path);
   progress(label, ours, peer);
   return { label, ours, peer, notes: `bulkhead glob_files "${GLOB}": ${ours.detail}; peer search_files "${GLOB}": ${peer.detail}` };
 }
@@ -206,32 +214,24 @@ async function globCase(ctx, tree) {
 async function grepCase(ctx, tree, { mode, rgFlag, expected, what }) {
   const label = `(d) grep ${mode} /${NEEDLE_PATTERN}/ in the ${tree.files.toLocaleString('en-US')}-file tree`;
   const rgArgs = ['--no-config', rgFlag, NEEDLE_PATTERN];
-  let ourPaths = [];
-  let rgPaths = [];
-  const ours = await measureWarm(ctx.start.ours, { name: 'grep', args: { pattern: NEEDLE_PATTERN, path: tree.relPath, output_mode: mode } }, ctx.runs, (text) =>
-    ctx.checker.verify(`${label} (bulkhead)`, () => {
-      const { paths, note } = listing(text, /^\[showing \d+-\d+ of (\d+)(\+?) result lines/);
-      ourPaths = paths.map((line) => line.split(':')[0]);
-      return countCheck(note ? Number(note[1]) : paths.length, expected, `${what} (${paths.length} shown, sorted by path)`);
-    }, text),
-  );
-  const rg = await measureProcess(rgPath, rgArgs, tree.absPath, ctx.runs, (text) =>
-    ctx.checker.verify(`${label} (rg)`, () => {
-      const lines = text.split('\n').filter(Boolean);
-      rgPaths = lines.map((line) => line.split(':')[0]);
-      return countCheck(lines.length, expected, what);
-    }, text),
-  );
-  const rgSet = new Set(rgPaths);
-  const foreign = ourPaths.filter((path) => !rgSet.has(relative(tree.relPath, path)));
-  if (rgPaths.length > 0 && foreign.length > 0) ctx.checker.verify(`${label} (cross-check)`, () => ({ ok: false, detail: `${foreign.length} bulkhead paths not in rg's output, e.g. ${foreign[0]}` }));
+  const ourVerifier = listingVerifier(ctx, `${label} (bulkhead)`, (text) => {
+    const { paths, note } = listing(text, /^\[showing \d+-\d+ of (\d+)\+? result lines/);
+    return { paths: paths.map((line) => line.split(':')[0]), result: countCheck(note ? Number(note[1]) : paths.length, expected, `${what} (${paths.length} shown, sorted by path)`) };
+  });
+  const rgVerifier = listingVerifier(ctx, `${label} (rg)`, (text) => {
+    const lines = text.split('\n').filter(Boolean);
+    return { paths: lines.map((line) => line.split(':')[0]), result: countCheck(lines.length, expected, what) };
+  });
+  const ours = await measureWarm(ctx.start.ours, { name: 'grep', args: { pattern: NEEDLE_PATTERN, path: tree.relPath, output_mode: mode } }, ctx.runs, ourVerifier);
+  const rg = await measureProcess(rgPath, rgArgs, tree.absPath, ctx.runs, rgVerifier);
+  crossCheck(ctx, label, ourVerifier, rgVerifier, (path) => relative(tree.relPath, path));
   progress(label, ours, rg, 'rg');
   return {
     label,
     ours,
     peer: rg,
     peerName: 'rg',
-    notes: `peer column is raw \`rg ${rgArgs.join(' ')}\` (spawn to exit, all output read; the peer server has no content search); bulkhead: ${ours.detail}; rg: ${rg.detail}`,
+    notes: `peer column: raw \`rg ${rgArgs.join(' ')}\` in the tree (spawn to exit, all output read; the peer server has no content search); bulkhead: ${ours.detail}; rg: ${rg.detail}`,
   };
 }
 
@@ -254,12 +254,11 @@ function targets(rows) {
   const fixedLine = windowRows[0].window.line;
   const flat = (kind, pick) => spread(windowRows.filter((row) => row.window.kind === kind && pick(row.window)));
   const atFixed = (w) => w.line === fixedLine;
-  const middle = (w) => w.line === Math.floor(w.log.lines / 2);
   const flatness = [
     ['same line, cold', flat('cold', atFixed)],
     ['same line, warm', flat('warm', atFixed)],
-    ['middle, cold', flat('cold', middle)],
-    ['middle, warm', flat('warm', middle)],
+    ['middle, cold', flat('cold', isMiddle)],
+    ['middle, warm', flat('warm', isMiddle)],
   ];
   const glob = rows.filter((row) => row.label.startsWith('(c)'));
   const grep = rows.filter((row) => row.label.startsWith('(d)'));

@@ -21,8 +21,7 @@ export class Checker {
   constructor() {
     this.mismatches = [];
   }
-  verify(label, check, text) {
-    const { ok, detail } = check(text);
+  verify(label, { ok, detail }) {
     if (!ok) {
       this.mismatches.push(`${label}: ${detail}`);
       process.stderr.write(`\n  ✗ MISMATCH ${label}: ${detail}\n`);

@@ -70,6 +70,11 @@ function post(url: string, headers: Record<string, string> = {}, body = INITIALI
   });
 }
 
+async function errorOf(response: Response): Promise<string> {
+  const body = (await response.json()) as { error: { message: string } };
+  return body.error.message;
+}
+
 async function stillServes(url: string, headers?: Record<string, string>) {
   const client = await connect(url, headers);
   const result = await client.callTool({ name: 'ping', arguments: {} });
@@ -87,7 +92,7 @@ describe('Streamable HTTP guards', () => {
     const { url } = await start();
     const response = await post(url, { origin: 'https://evil.example' });
     expect(response.status).toBe(403);
-    expect((await response.json()).error.message).toBe('Origin https://evil.example is not allowed (DNS-rebinding protection); add it with --allow-origin');
+    expect((await errorOf(response))).toBe('Origin https://evil.example is not allowed (DNS-rebinding protection); add it with --allow-origin');
     const local = await post(url, { origin: new URL(url).origin });
     expect(local.status).toBe(200);
     await stillServes(url);
@@ -120,7 +125,7 @@ describe('Streamable HTTP guards', () => {
     const missing = await post(url);
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe('Bearer');
-    expect((await missing.json()).error.message).toBe('missing or wrong bearer token');
+    expect((await errorOf(missing))).toBe('missing or wrong bearer token');
     expect((await post(url, { authorization: 'Bearer wrong-token' })).status).toBe(401);
     expect((await post(url, { authorization: `Bearer ${TOKEN}x` })).status).toBe(401);
     await stillServes(url, { authorization: `Bearer ${TOKEN}` });
@@ -138,7 +143,7 @@ describe('Streamable HTTP guards', () => {
     const big = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { pad: 'x'.repeat(5000) } });
     const declared = await post(url, {}, big);
     expect(declared.status).toBe(413);
-    expect((await declared.json()).error.message).toBe(`request body is ${Buffer.byteLength(big)} bytes; the limit is 2048`);
+    expect((await errorOf(declared))).toBe(`request body is ${Buffer.byteLength(big)} bytes; the limit is 2048`);
     const chunked = await fetch(url, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
@@ -151,7 +156,7 @@ describe('Streamable HTTP guards', () => {
       duplex: 'half',
     } as RequestInit);
     expect(chunked.status).toBe(413);
-    expect((await chunked.json()).error.message).toBe('request body exceeds the limit of 2048 bytes');
+    expect((await errorOf(chunked))).toBe('request body exceeds the limit of 2048 bytes');
     await stillServes(url);
   });
 
@@ -165,7 +170,7 @@ describe('Streamable HTTP guards', () => {
     await new Promise((resolve) => setTimeout(resolve, 800));
     const expired = await post(url, headers, list);
     expect(expired.status).toBe(404);
-    expect((await expired.json()).error.message).toBe('unknown or expired session; start a new one with initialize');
+    expect((await errorOf(expired))).toBe('unknown or expired session; start a new one with initialize');
     await stillServes(url);
   });
 

@@ -17,6 +17,7 @@ import {
   type GateMode,
   type Receipt,
 } from '@bulkhead/core';
+import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { connectInProcess, tempWorkspace, type ConnectedClient, type TempWorkspace } from '@bulkhead/core/testing';
 
 interface DemoCaps {
@@ -98,7 +99,7 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-async function start(options: { permissions?: string; policy?: unknown; receipts?: boolean; gateway?: boolean; elicit?: (m: string) => { action: 'accept' | 'decline'; content?: Record<string, unknown> } } = {}) {
+async function start(options: { permissions?: string; policy?: unknown; receipts?: boolean; gateway?: boolean; elicit?: (m: string) => ElicitResult } = {}) {
   ws = tempWorkspace(options.permissions ? { '.bulkhead/permissions.yaml': options.permissions } : {});
   const controlDir = ws.path('.bulkhead');
   effects = [];

@@ -81,6 +81,23 @@ function checkRgError(result: RunResult, signal: AbortSignal): void {
   }
 }
 
+/**
+ * The files rg searches in a folder when no --glob of the caller is given: .gitignore honoured,
+ * `.git/` and deny_read left out. rg lets a --glob that matches a file (or a folder) override
+ * .gitignore, so what is found through such a glob is kept only if this listing has it too.
+ */
+async function unignoredFiles(rgPath: string, request: Pick<ListRequest, 'cwd' | 'hidden' | 'denyRead' | 'timeoutMs' | 'signal'>): Promise<{ paths: Set<string>; timedOut: boolean }> {
+  const args = ['--no-config', '--files', '--no-messages', '--null', '--glob', '!.git/', ...denyGlobs(request.denyRead)];
+  if (request.hidden) args.push('--hidden');
+  const paths = new Set<string>();
+  const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
+    if (record.length > 0) paths.add(record.startsWith('./') ? record.slice(2) : record);
+    return true;
+  });
+  checkRgError(result, request.signal);
+  return { paths, timedOut: result.timedOut };
+}
+
 export function ripgrepEngine(rgPath: string): SearchEngine {
   return {
     kind: 'ripgrep',
@@ -94,7 +111,8 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
       if (request.multiline) args.push('--multiline', '--multiline-dotall');
       if (request.literal) args.push('--fixed-strings');
       if (request.hidden) args.push('--hidden');
-      if (request.glob) for (const glob of request.glob.split(',').map((g) => g.trim()).filter(Boolean)) args.push('--glob', glob);
+      const globs = request.glob ? request.glob.split(',').map((g) => g.trim()).filter(Boolean) : [];
+      for (const glob of globs) args.push('--glob', glob);
       if (request.type) args.push('--type', request.type);
       args.push('--glob', '!.git/', ...denyGlobs(request.denyRead));
       args.push('--regexp', request.pattern, '--', request.file ?? '.');
@@ -136,7 +154,10 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
         return records < request.maxRecords;
       });
       checkRgError(result, request.signal);
-      return { files: [...byPath.values()], complete: !result.timedOut && !result.stoppedEarly, timedOut: result.timedOut };
+      const unignored = !request.file && globs.some((glob) => !glob.startsWith('!')) ? await unignoredFiles(rgPath, request) : undefined;
+      const files = [...byPath.values()].filter((file) => !unignored || unignored.paths.has(file.path));
+      const timedOut = result.timedOut || unignored?.timedOut === true;
+      return { files, complete: !timedOut && !result.stoppedEarly, timedOut };
     },
 
     async list(request: ListRequest): Promise<ListOutcome> {
@@ -146,14 +167,17 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
       if (wantHidden) args.push('--hidden');
       if (!request.respectGitignore) args.push('--no-ignore');
       const paths: string[] = [];
-      const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
-        if (record.length === 0) return true;
-        const clean = record.startsWith('./') ? record.slice(2) : record;
-        if (wantHidden || !isHiddenPath(clean)) paths.push(clean);
-        return true;
-      });
+      const [result, unignored] = await Promise.all([
+        runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
+          if (record.length === 0) return true;
+          const clean = record.startsWith('./') ? record.slice(2) : record;
+          if (wantHidden || !isHiddenPath(clean)) paths.push(clean);
+          return true;
+        }),
+        request.respectGitignore ? unignoredFiles(rgPath, { ...request, hidden: wantHidden }) : undefined,
+      ]);
       checkRgError(result, request.signal);
-      return { paths, timedOut: result.timedOut };
+      return { paths: unignored ? paths.filter((path) => unignored.paths.has(path)) : paths, timedOut: result.timedOut || unignored?.timedOut === true };
     },
   };
 }

@@ -1,0 +1,2 @@
+export declare const repo: string;
+export declare function policySchemaFiles(): Promise<Record<string, Record<string, unknown>>>;
