@@ -73,11 +73,11 @@ function checkRgError(result: RunResult, signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('cancelled');
   if (result.code === 2 && !result.timedOut && !result.stoppedEarly) {
     const message = result.stderr.trim();
+    if (/error parsing glob/i.test(message)) throw new ToolError(`Invalid glob: ${message.split('\n')[0]}`, 'bad_glob');
     if (/regex parse error|error parsing|unclosed|unopened|repetition/i.test(message)) {
       throw new ToolError(`Invalid regular expression: ${message.split('\n').slice(0, 8).join('\n')}\n(Rust regex syntax: escape literal characters such as ( [ { with a backslash, or pass literal: true.)`, 'bad_pattern');
     }
     if (/unrecognized file type/i.test(message)) throw new ToolError(`${message.split('\n')[0]} (see \`rg --type-list\` names such as ts, py, rust, go, js, md)`, 'bad_type');
-    if (/glob/i.test(message)) throw new ToolError(`Invalid glob: ${message.split('\n')[0]}`, 'bad_glob');
   }
 }
 
