@@ -127,16 +127,30 @@ describe('registration is the switch', () => {
     const { client } = await start({ policy: { tools: { touch: { enabled: false } } } });
     const names = (await client.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(['echo', 'slow', 'big', 'boom']);
-    const result = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
-    expect(result.isError).toBe(true);
-    expect(text(result)).toBe('Unknown tool touch. Available tools: echo, slow, big, boom.');
+    await expect(client.callTool({ name: 'touch', arguments: { name: 'x' } })).rejects.toThrow(
+      'MCP error -32602: Unknown tool touch. Available tools: echo, slow, big, boom.',
+    );
     expect(effects).toEqual([]);
   });
 
   it('registers nothing for a disabled server', async () => {
     const { client } = await start({ policy: { enabled: false } });
     expect((await client.listTools()).tools).toEqual([]);
-    expect(text(await client.callTool({ name: 'echo', arguments: { text: 'x' } }))).toBe('Unknown tool echo. Available tools: none (this server is disabled by its policy).');
+    await expect(client.callTool({ name: 'echo', arguments: { text: 'x' } })).rejects.toThrow(
+      'MCP error -32602: Unknown tool echo. Available tools: none (this server is disabled by its policy).',
+    );
+  });
+
+  it('audits a call to a tool that does not exist', async () => {
+    const { client, auditFile } = await start({ policy: { tools: { touch: { enabled: false } } } });
+    await expect(client.callTool({ name: 'touch', arguments: { name: 'x', password: 'hunter2' } })).rejects.toThrow();
+    expect(auditLines(auditFile).at(-1)).toMatchObject({
+      tool: 'demo:touch',
+      decision: 'none',
+      outcome: 'error',
+      args: { name: 'x', password: '[REDACTED]' },
+      error: 'Unknown tool touch. Available tools: echo, slow, big, boom.',
+    });
   });
 
   it('lists schemas and all four annotations', async () => {

@@ -33,9 +33,9 @@ describe('bulkhead-fs over stdio, as Claude Desktop starts it', () => {
     server = await startStdioServer({ script: FS_CLI, cwd: ws.root });
     expect((await server.client.listTools()).tools.map((t) => t.name)).toEqual(['read_file', 'glob_files', 'list_files']);
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\tcwd');
-    const grep = await server.client.callTool({ name: 'grep', arguments: { pattern: 'cwd' } });
-    expect(grep.isError).toBe(true);
-    expect(text(grep)).toBe('Unknown tool grep. Available tools: read_file, glob_files, list_files.');
+    await expect(server.client.callTool({ name: 'grep', arguments: { pattern: 'cwd' } })).rejects.toThrow(
+      'MCP error -32602: Unknown tool grep. Available tools: read_file, glob_files, list_files.',
+    );
   });
 
   it('applies permissions.yaml from --config', async () => {

@@ -228,7 +228,7 @@ describe('disabled tools and servers', () => {
     const fs = await startFs({ 'a.txt': 'x\n' }, { policy: { tools: { grep: { enabled: false } } } });
     try {
       expect((await fs.client.listTools()).tools.map((tool) => tool.name)).toEqual(['read_file', 'glob_files', 'list_files']);
-      expect(await fs.call('grep', { pattern: 'x' })).toMatchObject({ isError: true, text: 'Unknown tool grep. Available tools: read_file, glob_files, list_files.' });
+      await expect(fs.client.callTool({ name: 'grep', arguments: { pattern: 'x' } })).rejects.toThrow('MCP error -32602: Unknown tool grep. Available tools: read_file, glob_files, list_files.');
       expect(await fs.read('a.txt')).toMatchObject({ isError: false, text: '     1\tx' });
     } finally {
       await fs.close();
@@ -239,7 +239,7 @@ describe('disabled tools and servers', () => {
     const fs = await startFs({ 'a.txt': 'x\n' }, { policy: { enabled: false } });
     try {
       expect((await fs.client.listTools()).tools).toEqual([]);
-      expect(await fs.read('a.txt')).toMatchObject({ isError: true, text: 'Unknown tool read_file. Available tools: none (this server is disabled by its policy).' });
+      await expect(fs.read('a.txt')).rejects.toThrow('MCP error -32602: Unknown tool read_file. Available tools: none (this server is disabled by its policy).');
     } finally {
       await fs.close();
     }

@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { isToolEnabled, type ServerPolicyBase } from '../config/policy.js';
 import { AuditLog } from '../audit/log.js';
@@ -175,10 +175,23 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const tool = byName.get(request.params.name);
-      if (!tool) {
-        return errorResult(`Unknown tool ${request.params.name}. Available tools: ${[...byName.keys()].join(', ') || 'none (this server is disabled by its policy)'}.`);
-      }
       const client = server.getClientVersion();
+      const caller = client ? `${client.name}/${client.version}${extra.sessionId ? `#${extra.sessionId.slice(0, 8)}` : ''}` : 'unknown';
+      if (!tool) {
+        const message = `Unknown tool ${request.params.name}. Available tools: ${[...byName.keys()].join(', ') || 'none (this server is disabled by its policy)'}.`;
+        auditLog?.append({
+          server: spec.namespace,
+          tool: qualify(spec.namespace, request.params.name),
+          caller,
+          args: redactArguments(request.params.arguments ?? {}, spec.audit.redact_keys),
+          decision: 'none',
+          outcome: 'error',
+          error: message,
+          duration_ms: 0,
+          bytes_out: 0,
+        });
+        throw new McpError(ErrorCode.InvalidParams, message);
+      }
       const state: CallState = {
         tool,
         qualifiedName: qualify(spec.namespace, tool.name),
@@ -186,7 +199,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
         args: {},
         extra,
         signal: AbortSignal.any([extra.signal, shutdown.signal]),
-        caller: client ? `${client.name}/${client.version}${extra.sessionId ? `#${extra.sessionId.slice(0, 8)}` : ''}` : 'unknown',
+        caller,
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
         decision: 'none',
       };

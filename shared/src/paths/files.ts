@@ -37,7 +37,7 @@ export async function openConfinedFile(roots: Roots, path: ConfinedPath, shownAs
     throw new ToolError(`${shownAs}: ${(error as Error).message}`);
   }
   try {
-    const real = await roots.verifyOpened(handle.fd, shownAs, purpose);
+    const real = await roots.verifyOpened(handle.fd, path, shownAs, purpose);
     const stat = await handle.stat();
     if (!stat.isFile()) {
       throw new ToolError(`${shownAs} is ${describeKind(stat)}; only regular files can be read${stat.isDirectory() ? ' (use list_files for folders)' : ''}`);

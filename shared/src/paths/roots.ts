@@ -1,4 +1,4 @@
-import { constants, promises as fsp, realpathSync, statSync } from 'node:fs';
+import { constants, fstatSync, promises as fsp, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../errors.js';
 import { PathGlobSet } from './globs.js';
@@ -118,11 +118,16 @@ export class Roots {
     return real as ConfinedPath;
   }
 
+  /** The deny_read glob that keeps a real path from being read, if any. */
+  readDenial(real: string): string | undefined {
+    return this.denyRead.match(this.relativeToRoot(real));
+  }
+
   /** Refuses secrets for reads, and the whole protected set for writes. */
   checkProtected(input: string, real: string, purpose: PathPurpose): void {
     const rel = this.relativeToRoot(real);
     if (purpose === 'read') {
-      const glob = this.denyRead.match(rel);
+      const glob = this.readDenial(real);
       if (glob) {
         throw new ToolError(`${input} is a protected secret (matches \`${glob}\` in deny_read${this.options.denyReadSource ? ` of ${this.options.denyReadSource}` : ''}); it cannot be read`, 'protected');
       }
@@ -137,14 +142,19 @@ export class Roots {
 
   /**
    * Checks an already-opened file descriptor by what the kernel says it points at, so a symlink
-   * swapped between `confine` and `open` is caught.
+   * swapped between `confine` and `open` is caught. Where /proc is missing, the descriptor must be
+   * the same file (device and inode) that a fresh realpath of `path` names.
    */
-  async verifyOpened(fd: number, input: string, purpose: PathPurpose): Promise<string> {
+  async verifyOpened(fd: number, path: string, input: string, purpose: PathPurpose): Promise<string> {
     let actual: string;
     try {
       actual = await fsp.readlink(`/proc/self/fd/${fd}`);
     } catch {
-      return input;
+      actual = await fsp.realpath(path);
+      const [opened, named] = [fstatSync(fd), await fsp.stat(actual)];
+      if (opened.dev !== named.dev || opened.ino !== named.ino) {
+        throw new ToolError(`${input} changed while it was being opened; nothing was read`, 'outside_roots');
+      }
     }
     if (!this.rootOf(actual)) {
       throw new ToolError(`${input} changed while it was being opened and now points outside the allowed roots; nothing was read`, 'outside_roots');

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import fg from 'fast-glob';
 import ignore, { type Ignore } from 'ignore';
-import { PathGlobSet } from '@bulkhead/core';
+import { PathGlobSet } from '@bulkhead/core/globs';
 
 export interface WalkOptions {
   readonly cwd: string;

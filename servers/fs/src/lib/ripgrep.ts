@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
+import picomatch from 'picomatch';
 import { ToolError } from '@bulkhead/core';
 import type { GrepFile, GrepOutcome, GrepRequest, ListOutcome, ListRequest, SearchEngine } from './search-types.js';
-import { isHiddenPath, patternNamesHidden } from './hidden.js';
+import { patternNamesHidden } from './hidden.js';
 
 const MAX_STDERR = 8192;
 
@@ -83,11 +84,11 @@ function checkRgError(result: RunResult, signal: AbortSignal): void {
 
 /**
  * The files rg searches in a folder when no --glob of the caller is given: .gitignore honoured,
- * `.git/` and deny_read left out. rg lets a --glob that matches a file (or a folder) override
- * .gitignore, so what is found through such a glob is kept only if this listing has it too.
+ * `.git/` and deny_read left out. A --glob that matches a folder overrides .gitignore in rg
+ * (`src/**` would search an ignored `src/gen/`), so grep keeps only what this listing has too.
  */
 async function unignoredFiles(rgPath: string, request: Pick<ListRequest, 'cwd' | 'hidden' | 'denyRead' | 'timeoutMs' | 'signal'>): Promise<{ paths: Set<string>; timedOut: boolean }> {
-  const args = ['--no-config', '--files', '--no-messages', '--null', '--glob', '!.git/', ...denyGlobs(request.denyRead)];
+  const args = ['--no-config', '--files', '--no-messages', '--no-require-git', '--null', '--glob', '!.git/', ...denyGlobs(request.denyRead)];
   if (request.hidden) args.push('--hidden');
   const paths = new Set<string>();
   const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
@@ -102,7 +103,7 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
   return {
     kind: 'ripgrep',
     async grep(request: GrepRequest): Promise<GrepOutcome> {
-      const args = ['--no-config', '--color=never', '--no-messages', '--null', `--max-columns=${request.maxLineChars}`, '--max-columns-preview'];
+      const args = ['--no-config', '--color=never', '--no-messages', '--no-require-git', '--null', `--max-columns=${request.maxLineChars}`, '--max-columns-preview'];
       if (request.mode === 'content') args.push('--line-number', '--with-filename', '--no-heading');
       if (request.mode === 'content' && request.context > 0) args.push('--context', String(request.context));
       if (request.mode === 'files_with_matches') args.push('--files-with-matches');
@@ -129,7 +130,7 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
         return file;
       };
       const separator = request.mode === 'files_with_matches' ? 0 : 0x0a;
-      const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, separator, (record) => {
+      const search = runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, separator, (record) => {
         if (request.mode === 'files_with_matches') {
           if (record.length > 0) fileOf(record).count = 1;
           records++;
@@ -153,31 +154,28 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
         }
         return records < request.maxRecords;
       });
+      const needsUnignored = !request.file && globs.some((glob) => !glob.startsWith('!'));
+      const [result, unignored] = await Promise.all([search, needsUnignored ? unignoredFiles(rgPath, request) : undefined]);
       checkRgError(result, request.signal);
-      const unignored = !request.file && globs.some((glob) => !glob.startsWith('!')) ? await unignoredFiles(rgPath, request) : undefined;
       const files = [...byPath.values()].filter((file) => !unignored || unignored.paths.has(file.path));
       const timedOut = result.timedOut || unignored?.timedOut === true;
       return { files, complete: !timedOut && !result.stoppedEarly, timedOut };
     },
 
     async list(request: ListRequest): Promise<ListOutcome> {
-      const anchored = request.pattern.startsWith('/') || request.pattern.startsWith('**') ? request.pattern : `/${request.pattern}`;
       const wantHidden = request.hidden || patternNamesHidden(request.pattern);
-      const args = ['--no-config', '--files', '--no-messages', '--null', '--glob', anchored, '--glob', '!.git/', ...denyGlobs(request.denyRead)];
+      const matches = picomatch(request.pattern.replace(/^\//, ''), { dot: wantHidden });
+      const args = ['--no-config', '--files', '--no-messages', '--no-require-git', '--null', '--glob', '!.git/', ...denyGlobs(request.denyRead)];
       if (wantHidden) args.push('--hidden');
       if (!request.respectGitignore) args.push('--no-ignore');
       const paths: string[] = [];
-      const [result, unignored] = await Promise.all([
-        runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
-          if (record.length === 0) return true;
-          const clean = record.startsWith('./') ? record.slice(2) : record;
-          if (wantHidden || !isHiddenPath(clean)) paths.push(clean);
-          return true;
-        }),
-        request.respectGitignore ? unignoredFiles(rgPath, { ...request, hidden: wantHidden }) : undefined,
-      ]);
+      const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
+        const clean = record.startsWith('./') ? record.slice(2) : record;
+        if (clean.length > 0 && matches(clean)) paths.push(clean);
+        return true;
+      });
       checkRgError(result, request.signal);
-      return { paths: unignored ? paths.filter((path) => unignored.paths.has(path)) : paths, timedOut: result.timedOut || unignored?.timedOut === true };
+      return { paths, timedOut: result.timedOut };
     },
   };
 }

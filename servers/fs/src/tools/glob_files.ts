@@ -3,7 +3,6 @@ import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
-import { allowedByDenyRead } from '../lib/deny.js';
 
 const STAT_BATCH = 256;
 
@@ -36,7 +35,7 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
     });
-    const allowed = allowedByDenyRead(ctx.paths, ctx.denyRead, folder);
+    const allowed = (relative: string) => ctx.paths.readDenial(join(folder, relative)) === undefined;
     const found = outcome.paths.filter(allowed);
     const withTimes: { path: string; mtime: number }[] = [];
     for (let i = 0; i < found.length; i += STAT_BATCH) {

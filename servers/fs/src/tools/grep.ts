@@ -3,7 +3,6 @@ import { stat } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineTool, textReply } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
-import { allowedByDenyRead } from '../lib/deny.js';
 import type { GrepFile } from '../lib/search-types.js';
 
 const MAX_COLLECTED = 20_000;
@@ -73,7 +72,7 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
     });
-    const allowed = allowedByDenyRead(ctx.paths, ctx.denyRead, searchDir);
+    const allowed = (relative: string) => ctx.paths.readDenial(join(searchDir, relative)) === undefined;
     const files = outcome.files.filter((file) => allowed(file.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const prefix = shownDir === '.' || shownDir === '' ? '' : relative(ctx.paths.primary, searchDir).startsWith('..') ? searchDir : shownDir;
     const lines = files.flatMap((file) => formatFile(file, args.output_mode, prefix, args.context > 0));
