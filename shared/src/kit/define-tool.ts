@@ -11,6 +11,9 @@ export interface ToolAnnotations {
   readonly openWorldHint: boolean;
 }
 
+/** The hints of a tool that only reads local state. */
+export const READ_ONLY_LOCAL: ToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
 export type InputSchema = z.ZodObject;
 export type OutputSchema = z.ZodObject;
 

@@ -2,6 +2,7 @@ import type { FileHandle } from 'node:fs/promises';
 import type { Stats } from 'node:fs';
 
 const CHUNK = 1024 * 1024;
+const PROGRESS_BYTES = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
 /** Lines between two remembered byte offsets in a file's sparse line index. */
 export const CHECKPOINT_LINES = 8192;
@@ -43,6 +44,8 @@ export interface WindowOptions {
   /** Keep counting after the window to report the total (small files only). */
   readonly countTotal: boolean;
   readonly signal: AbortSignal;
+  /** Told how far a long scan has come, every PROGRESS_BYTES. */
+  readonly onProgress?: (scannedBytes: number, totalBytes: number) => void;
 }
 
 export interface NumberedLine {
@@ -114,8 +117,13 @@ export async function readWindow(handle: FileHandle, stat: Stats, options: Windo
   const buffer = Buffer.allocUnsafe(CHUNK);
   const size = stat.size;
 
+  let nextProgress = position + PROGRESS_BYTES;
   while (position < size) {
     throwIfAborted(options.signal);
+    if (position >= nextProgress) {
+      options.onProgress?.(position, size);
+      nextProgress = position + PROGRESS_BYTES;
+    }
     const { bytesRead } = await handle.read(buffer, 0, Math.min(CHUNK, size - position), position);
     if (bytesRead === 0) break;
     const chunk = buffer.subarray(0, bytesRead);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { lstat, stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineTool, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 
 const STAT_BATCH = 256;
@@ -19,7 +19,7 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
   description:
     'Find files whose path matches a glob ("**/*.ts", "src/**/test_*.py"), newest first by modification time, as paths relative to the root. Skips git-ignored and hidden files unless asked; returns at most 1000 paths with a note saying how many more matched.',
   input,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: READ_ONLY_LOCAL,
   risk: 'low',
   subjectArg: 'pattern',
   async run(args, ctx) {

@@ -1,7 +1,7 @@
 import { dirname, basename, join, relative } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineTool, textReply } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, textReply } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 import type { GrepFile } from '../lib/search-types.js';
 
@@ -45,7 +45,7 @@ export const grep = defineTool<FsCapabilities, typeof input>({
   description:
     'Search file contents with a regular expression (ripgrep). Honours .gitignore, skips binary and hidden files unless asked. output_mode content shows path:line:text, files_with_matches (default) lists paths, count gives matches per file. Results are sorted by path, capped by head_limit (default 250) and paged with offset.',
   input,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: READ_ONLY_LOCAL,
   risk: 'low',
   subjectArg: 'path',
   async run(args, ctx) {

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { z } from 'zod';
-import { defineTool, formatBytes, isInside, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, formatBytes, isInside, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 
 const NOT_DESCENDED = new Set(['.git', 'node_modules']);
@@ -23,7 +23,7 @@ export const listFiles = defineTool<FsCapabilities, typeof input>({
   description:
     'List a folder as an indented tree of entries with type and size, folders first. depth sets how many levels to descend (default 1). At most 200 entries per folder with an "N more" line; .git and node_modules are shown but not descended; symlinks are shown with their target, never followed.',
   input,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: READ_ONLY_LOCAL,
   risk: 'low',
   subjectArg: 'path',
   async run(args, ctx) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, formatBytes, imageReply, openConfinedFile, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, formatBytes, imageReply, openConfinedFile, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 import { SNIFF_BYTES, sniff } from '../lib/sniff.js';
 import { readTail, readWindow, type Window } from '../lib/lines.js';
@@ -41,7 +41,7 @@ export const readFile = defineTool<FsCapabilities, typeof input>({
   description:
     'Read a text file as numbered lines (like cat -n): 2000 lines from offset by default, at most 256 KiB per call, long lines cut with a marker, and a footer that says how to read on. A negative offset reads from the end (offset=-100 is the last 100 lines). Images (PNG, JPEG, GIF, WebP up to 5 MiB) come back as images; other binary files get a marker with size and type.',
   input,
-  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: READ_ONLY_LOCAL,
   risk: 'low',
   subjectArg: 'path',
   async run(args, ctx) {
@@ -65,7 +65,13 @@ export const readFile = defineTool<FsCapabilities, typeof input>({
         return textReply(`[binary file ${shown}: ${formatBytes(stat.size)}, detected type: ${kind.type}; its bytes are not shown]`);
       }
       const limit = args.limit ?? ctx.limits.read_max_lines;
-      const common = { limit, maxBytes: ctx.limits.read_max_bytes, maxLineChars: ctx.limits.line_max_chars, signal: ctx.signal };
+      const common = {
+        limit,
+        maxBytes: ctx.limits.read_max_bytes,
+        maxLineChars: ctx.limits.line_max_chars,
+        signal: ctx.signal,
+        onProgress: (scanned: number, total: number) => void ctx.progress(scanned, total, `scanning ${shown} for line ${args.offset ?? 1}`),
+      };
       const offset = args.offset ?? 1;
       const countTotal = stat.size <= ctx.limits.count_lines_max_bytes;
       const window =
