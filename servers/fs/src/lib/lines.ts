@@ -9,6 +9,7 @@ export const CHECKPOINT_LINES = 8192;
 const INDEX_CACHE_FILES = 64;
 /** A tail read gives up looking for line starts after this many bytes. */
 const TAIL_SCAN_LIMIT = 64 * 1024 * 1024;
+const TAIL_FIRST_CHUNK = 64 * 1024;
 
 interface LineIndex {
   /** offsets[k] is the byte offset where line k * CHECKPOINT_LINES + 1 starts. */
@@ -166,6 +167,45 @@ export async function readWindow(handle: FileHandle, stat: Stats, options: Windo
 }
 
 /**
+ * Reads backwards from the end in growing chunks until `count` line starts are found, and decodes
+ * only those bytes. A line longer than TAIL_SCAN_LIMIT is dropped rather than shown in part.
+ */
+async function lastLines(handle: FileHandle, size: number, count: number, signal: AbortSignal): Promise<string[]> {
+  if (size === 0) return [];
+  const last = Buffer.alloc(1);
+  await handle.read(last, 0, 1, size - 1);
+  const end = last[0] === NEWLINE ? size - 1 : size;
+  const chunks: Buffer[] = [];
+  let position = end;
+  let found = 0;
+  let start: number | undefined;
+  let chunkSize = TAIL_FIRST_CHUNK;
+  while (position > 0 && end - position < TAIL_SCAN_LIMIT && start === undefined) {
+    throwIfAborted(signal);
+    const length = Math.min(chunkSize, position);
+    position -= length;
+    const chunk = Buffer.allocUnsafe(length);
+    await handle.read(chunk, 0, length, position);
+    let at = length;
+    while (at > 0) {
+      const nl = chunk.lastIndexOf(NEWLINE, at - 1);
+      if (nl === -1) break;
+      if (++found === count) {
+        start = position + nl + 1;
+        chunks.unshift(chunk.subarray(nl + 1));
+        break;
+      }
+      at = nl;
+    }
+    if (start === undefined) chunks.unshift(chunk);
+    chunkSize = Math.min(chunkSize * 2, CHUNK * 4);
+  }
+  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
+  const partialFirst = start === undefined && position > 0;
+  return partialFirst ? lines.slice(1) : lines;
+}
+
+/**
  * The last `count` lines, read backwards from the end: cost grows with the size of those lines,
  * not with the size of the file. Numbers are absolute when the total is known: already, or
  * because `countTotal` lets a small file be counted first.
@@ -175,27 +215,7 @@ export async function readTail(handle: FileHandle, stat: Stats, count: number, o
     // A window that starts past any line collects nothing and scans to the end, filling the index.
     await readWindow(handle, stat, { ...options, offset: Number.MAX_SAFE_INTEGER, limit: 1 });
   }
-  const size = stat.size;
-  const chunks: Buffer[] = [];
-  let position = size;
-  let newlines = 0;
-  let needed = count;
-  while (position > 0 && size - position < TAIL_SCAN_LIMIT) {
-    throwIfAborted(options.signal);
-    const length = Math.min(CHUNK, position);
-    position -= length;
-    const chunk = Buffer.allocUnsafe(length);
-    await handle.read(chunk, 0, length, position);
-    if (position + length === size && chunk[length - 1] === NEWLINE) needed++;
-    chunks.unshift(chunk);
-    for (let at = chunk.indexOf(NEWLINE); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) newlines++;
-    if (newlines >= needed) break;
-  }
-  let text = Buffer.concat(chunks);
-  if (text.at(-1) === NEWLINE) text = text.subarray(0, -1);
-  let all = text.toString('utf8').split('\n');
-  if (position > 0 && all.length <= count) all = all.slice(1);
-  if (all.length > count) all = all.slice(all.length - count);
+  const all = await lastLines(handle, stat.size, count, options.signal);
   const total = indexFor(stat).total;
   const first = total !== undefined ? total - all.length + 1 : -all.length;
   const lines: NumberedLine[] = [];
