@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -62,6 +63,23 @@ describe('bulkhead-fs over Streamable HTTP (a real process)', () => {
     expect(await raw(server.url, { authorization: 'Bearer nope' }, INIT)).toBe(401);
     await expect(server.connectAnother({ authorization: 'Bearer wrong' })).rejects.toThrow();
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\tsecret place');
+  });
+
+  it('binds beyond loopback only with a token, which every request must carry', async () => {
+    ws = tempWorkspace({ 'a.txt': 'wide\n' });
+    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [FS_CLI, '--root', ws.root, '--http', '0.0.0.0:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+    expect(refused).toEqual({ code: 2, stderr: 'bulkhead-fs: binding to 0.0.0.0 exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token\n' });
+    const token = 'wide-open-0123456789-token';
+    writeFileSync(ws.path('token'), token);
+    server = await startHttpServer({ script: FS_CLI, listen: '0.0.0.0:0', args: ['--root', ws.root, '--token-file', ws.path('token')], headers: { authorization: `Bearer ${token}` } });
+    expect(await raw(server.url, {}, INIT)).toBe(401);
+    expect(await raw(server.url, { authorization: 'Bearer wrong' }, INIT)).toBe(401);
+    expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\twide');
   });
 
   it('stops on SIGTERM', async () => {

@@ -21,6 +21,8 @@ export interface StartOptions {
   readonly env?: Record<string, string>;
   /** Headers the HTTP client sends (a bearer token, say). */
   readonly headers?: Record<string, string>;
+  /** HOST:PORT for --http (default 127.0.0.1:0); clients always connect through 127.0.0.1. */
+  readonly listen?: string;
 }
 
 function killGroup(child: ChildProcess): Promise<void> {
@@ -80,7 +82,7 @@ export interface HttpServerProcess extends ServerProcess {
 
 /** Starts a real server process with `--http 127.0.0.1:0`, waits for its URL and connects. */
 export async function startHttpServer(options: StartOptions): Promise<HttpServerProcess> {
-  const args = [options.script, '--http', '127.0.0.1:0', ...(options.args ?? [])];
+  const args = [options.script, '--http', options.listen ?? '127.0.0.1:0', ...(options.args ?? [])];
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...options.env },
@@ -99,7 +101,7 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
       if (match) {
         clearTimeout(timer);
-        resolve(match[1]!);
+        resolve(match[1]!.replace(/^http:\/\/(0\.0\.0\.0|\[::\])/, 'http://127.0.0.1'));
       }
     });
     child.once('exit', (code) => {

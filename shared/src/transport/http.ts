@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
+import { hostname, networkInterfaces } from 'node:os';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolServer } from '../kit/server.js';
@@ -25,6 +26,12 @@ export interface RunningHttp {
   readonly url: string;
   readonly port: number;
   close(): Promise<void>;
+}
+
+/** 0.0.0.0 or ::, which listen on every interface of the machine. */
+export function isWildcard(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return bare === '0.0.0.0' || bare === '::';
 }
 
 export function isLoopback(host: string): boolean {
@@ -91,9 +98,15 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
   }, Math.min(idleMs, 60_000));
   sweeper.unref();
 
-  const allowedHosts = (): Set<string> => {
+  /** Host header values this server answers to; filled in once the port is known. */
+  let hostAllowList = new Set<string>();
+  const computeHostAllowList = (): Set<string> => {
     const names = new Set<string>([options.host, ...(options.allowedHosts ?? [])]);
-    if (isLoopback(options.host)) ['localhost', '127.0.0.1', '[::1]'].forEach((n) => names.add(n));
+    if (isLoopback(options.host) || isWildcard(options.host)) ['localhost', '127.0.0.1', '::1'].forEach((n) => names.add(n));
+    if (isWildcard(options.host)) {
+      names.add(hostname());
+      for (const addresses of Object.values(networkInterfaces())) for (const address of addresses ?? []) names.add(address.address);
+    }
     const withPorts = new Set<string>();
     for (const name of names) {
       const bracketed = isIP(name) === 6 ? `[${name}]` : name;
@@ -107,7 +120,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     if ((options.allowedOrigins ?? []).includes(origin)) return true;
     try {
       const url = new URL(origin);
-      return (url.protocol === 'http:' || url.protocol === 'https:') && allowedHosts().has(url.host.toLowerCase());
+      return (url.protocol === 'http:' || url.protocol === 'https:') && hostAllowList.has(url.host.toLowerCase());
     } catch {
       return false;
     }
@@ -116,7 +129,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const host = (req.headers.host ?? '').toLowerCase();
-    if (!allowedHosts().has(host)) return jsonError(res, 403, `Host header ${JSON.stringify(req.headers.host ?? '')} is not allowed (DNS-rebinding protection)`);
+    if (!hostAllowList.has(host)) return jsonError(res, 403, `Host header ${JSON.stringify(req.headers.host ?? '')} is not allowed (DNS-rebinding protection)`);
     const origin = req.headers.origin;
     if (origin !== undefined && !originAllowed(origin)) return jsonError(res, 403, `Origin ${origin} is not allowed (DNS-rebinding protection); add it with --allow-origin`);
     if (url.pathname === '/healthz' && req.method === 'GET') {
@@ -179,6 +192,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
   });
   const address = server.address();
   port = typeof address === 'object' && address ? address.port : options.port;
+  hostAllowList = computeHostAllowList();
   const shownHost = isIP(options.host) === 6 ? `[${options.host}]` : options.host;
   return {
     url: `http://${shownHost}:${port}${MCP_PATH}`,
