@@ -1,5 +1,6 @@
 // Test data for the fs bench: log files of growing size and a large source tree, generated once
 // under bench/.work/<set>/ and reused while their manifests still match what is on disk.
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -10,6 +11,15 @@ const CHUNK_BYTES = 4 * MiB;
 export const NEEDLE_PATTERN = 'BENCH_NEEDLE_[0-9]+';
 /** One file in this many holds the needle. */
 const NEEDLE_EVERY = 47;
+
+/** Rewrites one status line on a terminal; elsewhere (CI logs, pipes) prints one line each. */
+function status(text) {
+  process.stderr.write(process.stderr.isTTY ? `\r${text}` : `${text}\n`);
+}
+
+function endStatus() {
+  if (process.stderr.isTTY) process.stderr.write('\n');
+}
 
 /** xorshift32: fast, deterministic, good enough for varied text. */
 function random(seed) {
@@ -98,6 +108,7 @@ function generateLogs(dir, sizesMiB) {
   const files = sizesMiB.map((mib) => ({ name: `log-${mib}m.log`, target: mib * MiB, bytes: 0, lines: 0, fd: -1, open: true }));
   for (const file of files) file.fd = openSync(join(dir, file.name), 'w');
   const largest = files.at(-1);
+  const step = largest.target / 16;
   let nextReport = 0;
   try {
     while (files.some((file) => file.open)) {
@@ -110,15 +121,15 @@ function generateLogs(dir, sizesMiB) {
         file.lines += countNewlines(part);
         if (part.length < chunk.length) file.open = false;
       }
-      if (largest.bytes >= nextReport) {
-        process.stderr.write(`\r  logs: ${Math.round(largest.bytes / MiB)} / ${largest.target / MiB} MiB`);
-        nextReport += 64 * MiB;
+      if (largest.bytes >= nextReport || !largest.open) {
+        status(`  logs: ${Math.round(largest.bytes / MiB)} / ${largest.target / MiB} MiB`);
+        nextReport += step;
       }
     }
   } finally {
     for (const file of files) closeSync(file.fd);
   }
-  process.stderr.write('\n');
+  endStatus();
   return files.map(({ name, target, bytes, lines }) => ({ name, target, bytes, lines, lastLine: lastLine(join(dir, name)) }));
 }
 
@@ -186,9 +197,9 @@ function generateTree(dir, dirs, filesPerDir) {
         counts.needleLines++;
       }
     }
-    if ((d + 1) % 100 === 0 || d + 1 === dirs) process.stderr.write(`\r  tree: ${counts.files} / ${dirs * filesPerDir} files`);
+    if ((d + 1) % 100 === 0 || d + 1 === dirs) status(`  tree: ${counts.files} / ${dirs * filesPerDir} files`);
   }
-  process.stderr.write('\n');
+  endStatus();
   return counts;
 }
 
@@ -222,6 +233,17 @@ function treeUsable(manifest, dir, dirs, filesPerDir) {
   return manifest?.dirs === dirs && manifest.filesPerDir === filesPerDir && countTreeFiles(dir, dirs) === manifest.files;
 }
 
+/** Reads a whole file so that a case starts with it in the page cache, whatever happened before. */
+export function readThrough(path) {
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  const fd = openSync(path, 'r');
+  try {
+    while (readSync(fd, buffer, 0, buffer.length, null) > 0);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Returns the data set, generating whatever part is missing or does not match its manifest. */
 export function prepareData(setDir, { logSizesMiB, treeDirs, filesPerDir }) {
   const logsDir = join(setDir, 'logs');
@@ -230,18 +252,23 @@ export function prepareData(setDir, { logSizesMiB, treeDirs, filesPerDir }) {
   const treeManifest = join(setDir, 'tree.json');
   mkdirSync(setDir, { recursive: true });
 
+  let generated = false;
   let logs = readManifest(logsManifest);
   if (!logsUsable(logs, logsDir, logSizesMiB)) {
+    generated = true;
     process.stderr.write(`Generating ${logSizesMiB.join(' + ')} MiB of logs in ${logsDir} (once; later runs reuse them)\n`);
     logs = { version: MANIFEST_VERSION, logs: generateLogs(logsDir, logSizesMiB) };
     writeFileSync(logsManifest, `${JSON.stringify(logs, null, 2)}\n`);
   }
   let tree = readManifest(treeManifest);
   if (!treeUsable(tree, treeDir, treeDirs, filesPerDir)) {
+    generated = true;
     process.stderr.write(`Generating a ${treeDirs * filesPerDir}-file tree in ${treeDir} (once; later runs reuse it)\n`);
     tree = { version: MANIFEST_VERSION, ...generateTree(treeDir, treeDirs, filesPerDir) };
     writeFileSync(treeManifest, `${JSON.stringify(tree, null, 2)}\n`);
   }
+  // Gigabytes of dirty pages flushed in the background would slow the first cases down.
+  if (generated) spawnSync('sync');
   return {
     root: setDir,
     logs: logs.logs.map((log) => ({ ...log, relPath: join('logs', log.name), absPath: join(logsDir, log.name) })),

@@ -1,5 +1,6 @@
 // An MCP server process driven over stdio with the SDK client, as a real client would drive it.
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
@@ -7,6 +8,7 @@ import { peakRssKb, track, untrack } from './processes.mjs';
 
 export const CALL_TIMEOUT_MS = 120_000;
 const RSS_POLL_MS = 100;
+const EXIT_GRACE_MS = 500;
 
 export class CallError extends Error {
   constructor(message, ms) {
@@ -17,7 +19,9 @@ export class CallError extends Error {
 
 function describe(error) {
   if (error?.code === ErrorCode.RequestTimeout) return `timeout (${CALL_TIMEOUT_MS / 1000} s)`;
-  return `error: ${String(error?.message ?? error).split('\n')[0].slice(0, 160)}`;
+  const message = String(error?.message ?? error).split('\n')[0];
+  if (message.startsWith('ReadBuffer exceeded')) return `error: reply over the SDK stdio client's message limit (${message})`;
+  return `error: ${message.slice(0, 160)}`;
 }
 
 /**
@@ -31,6 +35,9 @@ export async function startServer({ command, args, requiredTools }) {
     stderrTail = (stderrTail + data).slice(-2000);
   });
   const client = new Client({ name: 'bulkhead-bench', version: '0.1.0' });
+  const exited = new Promise((resolve) => {
+    client.onclose = resolve;
+  });
   let failInFlight;
   // The SDK reports a broken stream (such as a reply over its 10 MiB stdio cap) here, not to the request.
   client.onerror = (error) => failInFlight?.(error);
@@ -47,6 +54,17 @@ export async function startServer({ command, args, requiredTools }) {
     clearInterval(poll);
     peak = Math.max(peak, peakRssKb(pid) ?? 0);
     await client.close().catch(() => {});
+    // After a broken stream the transport has already given up on the server without waiting for
+    // it, and its last resort (SIGKILL) is not awaited either; a server still busy with a huge
+    // reply would slow down the next case, so wait until it is really gone.
+    if (await Promise.race([exited.then(() => false), sleep(EXIT_GRACE_MS).then(() => true)])) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // exited meanwhile
+      }
+      await exited;
+    }
     untrack(pid);
   };
 

@@ -9,14 +9,14 @@ import { track, untrack } from './processes.mjs';
 export const SLOW_MS = 10_000;
 const TIME_BIN = '/usr/bin/time';
 
-export function median(values) {
+function median(values) {
   if (values.length === 0) return undefined;
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/** Collects what `check` says about each result and shouts about mismatches as they happen. */
+/** Records results that fail their check, and shouts about each one as it happens. */
 export class Checker {
   constructor() {
     this.mismatches = [];

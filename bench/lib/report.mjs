@@ -13,13 +13,16 @@ function timeCell(measurement) {
 }
 
 function rssCell(measurement) {
-  return measurement.peakRssKb ? `${Math.round(measurement.peakRssKb / 1024)} MiB` : '—';
+  const mib = measurement.peakRssKb / 1024;
+  if (!mib) return '—';
+  return mib < 1024 ? `${Math.round(mib)} MiB` : `${(mib / 1024).toFixed(1)} GiB`;
 }
 
 function notesCell(row) {
   const parts = [row.notes];
-  if (row.ours.error) parts.push(`bulkhead: ${row.ours.error}`);
-  if (row.peer.error) parts.push(`${row.peerName ?? 'peer'}: ${row.peer.error}`);
+  const failure = (error) => error.replace(/^error: /, '');
+  if (row.ours.error) parts.push(`bulkhead failed: ${failure(row.ours.error)}`);
+  if (row.peer.error) parts.push(`${row.peerName ?? 'peer'} failed: ${failure(row.peer.error)}`);
   if (row.ours.note) parts.push(`bulkhead: † ${row.ours.note}`);
   if (row.peer.note) parts.push(`${row.peerName ?? 'peer'}: † ${row.peer.note}`);
   return parts.filter(Boolean).join('; ').replaceAll('|', '\\|');
