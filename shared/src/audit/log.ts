@@ -11,15 +11,16 @@ function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
-/** Reads the last complete line of a file without reading the whole file. */
+/** Reads the last complete line of a file, looking back from 4 KiB up to 256 KiB. */
 function lastLine(fd: number, size: number): string | undefined {
-  if (size === 0) return undefined;
-  const length = Math.min(size, TAIL_WINDOW);
-  const buffer = Buffer.alloc(length);
-  readSync(fd, buffer, 0, length, size - length);
-  const text = buffer.toString('utf8').replace(/\n+$/, '');
-  const start = text.lastIndexOf('\n');
-  return text.slice(start + 1) || undefined;
+  for (let window = 4096; ; window *= 4) {
+    const length = Math.min(size, window);
+    const buffer = Buffer.allocUnsafe(length);
+    readSync(fd, buffer, 0, length, size - length);
+    const text = buffer.toString('utf8').replace(/\n+$/, '');
+    const start = text.lastIndexOf('\n');
+    if (start !== -1 || length === size || window >= TAIL_WINDOW) return text.slice(start + 1) || undefined;
+  }
 }
 
 /**
@@ -28,8 +29,19 @@ function lastLine(fd: number, size: number): string | undefined {
  * with one `write` on an O_APPEND descriptor.
  */
 export class AuditLog {
+  /** The chain's head as this process last wrote it; valid while the file still has that size. */
+  private head: { size: number; hash: string; seq: number } | undefined;
+
   constructor(readonly file: string) {
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  }
+
+  private readHead(fd: number, size: number): { hash: string; seq: number } {
+    if (this.head?.size === size) return this.head;
+    const tail = lastLine(fd, size);
+    if (!tail) return { hash: GENESIS_HASH, seq: 0 };
+    const last = JSON.parse(tail) as Partial<AuditEntry>;
+    return { hash: typeof last.hash === 'string' ? last.hash : GENESIS_HASH, seq: typeof last.seq === 'number' ? last.seq : 0 };
   }
 
   append(record: AuditRecord): AuditEntry {
@@ -37,14 +49,9 @@ export class AuditLog {
       const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
       try {
         const size = fstatSync(fd).size;
-        const tail = lastLine(fd, size);
-        let prev = GENESIS_HASH;
-        let seq = 1;
-        if (tail) {
-          const last = JSON.parse(tail) as Partial<AuditEntry>;
-          prev = typeof last.hash === 'string' ? last.hash : GENESIS_HASH;
-          seq = (typeof last.seq === 'number' ? last.seq : 0) + 1;
-        }
+        const head = this.readHead(fd, size);
+        const prev = head.hash;
+        const seq = head.seq + 1;
         const body = {
           v: 1 as const,
           seq,
@@ -54,7 +61,9 @@ export class AuditLog {
           prev,
         };
         const entry: AuditEntry = { ...body, hash: entryHash(prev, body) };
-        writeSync(fd, `${JSON.stringify(entry)}\n`);
+        const line = `${JSON.stringify(entry)}\n`;
+        writeSync(fd, line);
+        this.head = { size: size + Buffer.byteLength(line), hash: entry.hash, seq };
         return entry;
       } finally {
         closeSync(fd);

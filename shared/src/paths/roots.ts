@@ -118,6 +118,20 @@ export class Roots {
     return real as ConfinedPath;
   }
 
+  /**
+   * A filter for paths found under `folder` by a search that already applied the deny_read globs
+   * relative to `folder`. Globs that name a path (`config/prod.yaml`) match differently there than
+   * from the root, so those alone are checked again, by the root-relative path.
+   */
+  searchResultFilter(folder: string): (relativeToFolder: string) => boolean {
+    const root = this.rootOf(folder);
+    const anchored = this.denyRead.sources.filter((glob) => glob.replace(/\/$/, '').includes('/'));
+    if (root === undefined || root === folder || anchored.length === 0) return () => true;
+    const prefix = relative(root, folder);
+    const check = new PathGlobSet(anchored);
+    return (relativeToFolder) => check.match(`${prefix}/${relativeToFolder}`) === undefined;
+  }
+
   /** The deny_read glob that keeps a real path from being read, if any. */
   readDenial(real: string): string | undefined {
     return this.denyRead.match(this.relativeToRoot(real));

@@ -5,7 +5,7 @@ const CHUNK = 1024 * 1024;
 const PROGRESS_BYTES = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
 /** Lines between two remembered byte offsets in a file's sparse line index. */
-export const CHECKPOINT_LINES = 8192;
+export const CHECKPOINT_LINES = 1024;
 const INDEX_CACHE_FILES = 64;
 /** A tail read gives up looking for line starts after this many bytes. */
 const TAIL_SCAN_LIMIT = 64 * 1024 * 1024;
@@ -105,6 +105,7 @@ function throwIfAborted(signal: AbortSignal): void {
  */
 export async function readWindow(handle: FileHandle, stat: Stats, options: WindowOptions): Promise<Window> {
   const index = indexFor(stat);
+  const countTotal = options.countTotal && index.total === undefined;
   const checkpoint = Math.min(Math.floor((options.offset - 1) / CHECKPOINT_LINES), index.offsets.length - 1);
   let position = index.offsets[checkpoint]!;
   let lineNo = checkpoint * CHECKPOINT_LINES + 1;
@@ -150,10 +151,10 @@ export async function readWindow(handle: FileHandle, stat: Stats, options: Windo
       if ((lineNo - 1) % CHECKPOINT_LINES === 0 && (lineNo - 1) / CHECKPOINT_LINES === index.offsets.length) index.offsets.push(lineStart);
       if (!collecting && lineNo === options.offset) collecting = true;
       from = nl + 1;
-      if (done && !options.countTotal) break;
+      if (done && !countTotal) break;
     }
     position += bytesRead;
-    if (done && !options.countTotal) return { lines, total: index.total, cutByBytes, fromEnd: false };
+    if (done && !countTotal) return { lines, total: index.total, cutByBytes, fromEnd: false };
   }
   const hasPartialLast = lineStart < size;
   if (collecting && !done && hasPartialLast) {

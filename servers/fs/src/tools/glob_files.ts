@@ -35,7 +35,7 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
     });
-    const allowed = (relative: string) => ctx.paths.readDenial(join(folder, relative)) === undefined;
+    const allowed = ctx.paths.searchResultFilter(folder);
     const found = outcome.paths.filter(allowed);
     const withTimes: { path: string; mtime: number }[] = [];
     for (let i = 0; i < found.length; i += STAT_BATCH) {

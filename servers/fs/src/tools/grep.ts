@@ -72,7 +72,7 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
     });
-    const allowed = (relative: string) => ctx.paths.readDenial(join(searchDir, relative)) === undefined;
+    const allowed = ctx.paths.searchResultFilter(searchDir);
     const files = outcome.files.filter((file) => allowed(file.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const prefix = shownDir === '.' || shownDir === '' ? '' : relative(ctx.paths.primary, searchDir).startsWith('..') ? searchDir : shownDir;
     const lines = files.flatMap((file) => formatFile(file, args.output_mode, prefix, args.context > 0));
