@@ -1,4 +1,4 @@
-import { constants, promises as fsp, type Stats } from 'node:fs';
+import { constants, fstatSync, promises as fsp, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -38,7 +38,7 @@ export async function openConfinedFile(roots: Roots, path: ConfinedPath, shownAs
   }
   try {
     const real = await roots.verifyOpened(handle.fd, path, shownAs, purpose);
-    const stat = await handle.stat();
+    const stat = fstatSync(handle.fd);
     if (!stat.isFile()) {
       throw new ToolError(`${shownAs} is ${describeKind(stat)}; only regular files can be read${stat.isDirectory() ? ' (use list_files for folders)' : ''}`);
     }

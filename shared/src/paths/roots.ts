@@ -1,4 +1,4 @@
-import { constants, fstatSync, promises as fsp, realpathSync, statSync } from 'node:fs';
+import { constants, fstatSync, promises as fsp, readlinkSync, realpathSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../errors.js';
 import { PathGlobSet } from './globs.js';
@@ -162,7 +162,8 @@ export class Roots {
   async verifyOpened(fd: number, path: string, input: string, purpose: PathPurpose): Promise<string> {
     let actual: string;
     try {
-      actual = await fsp.readlink(`/proc/self/fd/${fd}`);
+      // A readlink of /proc never waits on a disk, so it is done inline rather than on the thread pool.
+      actual = readlinkSync(`/proc/self/fd/${fd}`);
     } catch {
       actual = await fsp.realpath(path);
       const [opened, named] = [fstatSync(fd), await fsp.stat(actual)];

@@ -173,11 +173,9 @@ export async function readWindow(handle: FileHandle, stat: Stats, options: Windo
  */
 async function lastLines(handle: FileHandle, size: number, count: number, signal: AbortSignal): Promise<string[]> {
   if (size === 0) return [];
-  const last = Buffer.alloc(1);
-  await handle.read(last, 0, 1, size - 1);
-  const end = last[0] === NEWLINE ? size - 1 : size;
   const chunks: Buffer[] = [];
-  let position = end;
+  let end = size;
+  let position = size;
   let found = 0;
   let start: number | undefined;
   let chunkSize = TAIL_FIRST_CHUNK;
@@ -185,9 +183,13 @@ async function lastLines(handle: FileHandle, size: number, count: number, signal
     throwIfAborted(signal);
     const length = Math.min(chunkSize, position);
     position -= length;
-    const chunk = Buffer.allocUnsafe(length);
+    let chunk = Buffer.allocUnsafe(length);
     await handle.read(chunk, 0, length, position);
-    let at = length;
+    if (position + length === size && chunk[length - 1] === NEWLINE) {
+      chunk = chunk.subarray(0, length - 1);
+      end = size - 1;
+    }
+    let at = chunk.length;
     while (at > 0) {
       const nl = chunk.lastIndexOf(NEWLINE, at - 1);
       if (nl === -1) break;
