@@ -1,10 +1,17 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { AnyToolDefinition } from './define-tool.js';
+import type { Risk } from '../permissions/schema.js';
+
+/** What the permission gate needs to know about the tool being called. */
+export interface CallTarget {
+  readonly risk: Risk;
+  /** The argument a bare permission matcher such as `fs:read_file(src/**)` compares against. */
+  readonly subjectArg?: string;
+}
 
 /** Everything one tools/call carries through the middleware chain. */
 export interface CallState {
-  readonly tool: AnyToolDefinition<unknown>;
+  readonly target: CallTarget;
   readonly qualifiedName: string;
   readonly rawArgs: unknown;
   /** Validated arguments; set by the validation step. */
@@ -15,4 +22,9 @@ export interface CallState {
   readonly clientCanElicit: () => boolean;
   decision: string;
   result?: CallToolResult;
+}
+
+export function callerOf(client: { name: string; version: string } | undefined, sessionId: string | undefined): string {
+  if (!client) return 'unknown';
+  return `${client.name}/${client.version}${sessionId ? `#${sessionId.slice(0, 8)}` : ''}`;
 }

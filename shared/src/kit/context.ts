@@ -1,4 +1,5 @@
 import type { LoggingLevel } from '@modelcontextprotocol/sdk/types.js';
+import type { CallState } from './call-state.js';
 
 /** What every tool receives besides its server's own capabilities. */
 export interface BaseContext {
@@ -11,3 +12,21 @@ export interface BaseContext {
 }
 
 export type ToolContext<Caps> = BaseContext & Caps;
+
+/** The context parts every server kit builds the same way from a call. */
+export function baseContext(state: CallState, logger: string): BaseContext {
+  return {
+    signal: state.signal,
+    progress: async (progress, total, message) => {
+      const token = state.extra._meta?.progressToken;
+      if (token === undefined) return;
+      await state.extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
+      });
+    },
+    log: async (level, message) => {
+      await state.extra.sendNotification({ method: 'notifications/message', params: { level, logger, data: message } });
+    },
+  };
+}

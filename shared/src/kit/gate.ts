@@ -47,9 +47,9 @@ export function gateMiddleware(mode: GateMode): Middleware<CallState> {
     }
     const decision = mode.permissions.decide({
       qualifiedName: state.qualifiedName,
-      risk: state.tool.risk,
+      risk: state.target.risk,
       args: state.args,
-      subjectArg: state.tool.subjectArg,
+      ...(state.target.subjectArg ? { subjectArg: state.target.subjectArg } : {}),
     });
     if (decision.verdict === 'deny') {
       state.decision = 'deny';

@@ -4,5 +4,6 @@ export * from './context.js';
 export * from './results.js';
 export * from './gate.js';
 export * from './call-state.js';
+export * from './chain.js';
 export * from './validate.js';
 export * from './server.js';

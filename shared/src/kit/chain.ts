@@ -1,0 +1,108 @@
+import { AuditLog } from '../audit/log.js';
+import { auditFile, receiptKeyFile } from '../audit/layout.js';
+import { issueReceipt, loadReceiptKey } from '../audit/receipts.js';
+import { redactArguments } from '../audit/redact.js';
+import type { AuditPolicy } from '../config/audit-policy.js';
+import { errorMessage, ToolError } from '../errors.js';
+import { truncateHeadTail } from '../limits/truncate.js';
+import type { OutputLimits } from '../limits/index.js';
+import type { CallState } from './call-state.js';
+import type { Middleware } from './compose.js';
+import { errorResult, resultBytes } from './results.js';
+
+/** One audit file per namespace in the control-plane folder, plus the receipt key when enabled. */
+export class CallAuditor {
+  private readonly log: AuditLog | undefined;
+  private readonly receiptKey: Buffer | undefined;
+
+  constructor(
+    controlDir: string,
+    readonly namespace: string,
+    private readonly policy: AuditPolicy,
+  ) {
+    this.log = policy.enabled ? new AuditLog(auditFile(controlDir, namespace)) : undefined;
+    this.receiptKey = policy.enabled && policy.receipts ? loadReceiptKey(receiptKeyFile(controlDir)) : undefined;
+  }
+
+  /** Records a call that never reached a tool (an unknown name, say). */
+  recordRejected(tool: string, caller: string, args: unknown, error: string): void {
+    this.log?.append({ server: this.namespace, tool, caller, args: redactArguments(args, this.policy.redact_keys), decision: 'none', outcome: 'error', error, duration_ms: 0, bytes_out: 0 });
+  }
+
+  /**
+   * The outermost middleware: turns anything thrown below into an isError result, writes the
+   * audit line with the final outcome and size, and signs successful calls when receipts are on.
+   */
+  middleware(): Middleware<CallState> {
+    return async (state, next) => {
+      const started = performance.now();
+      let outcome: 'ok' | 'error' | 'denied' | 'cancelled' = 'ok';
+      let error: string | undefined;
+      try {
+        await next();
+        if (state.result?.isError) outcome = 'error';
+      } catch (thrown) {
+        if (state.signal.aborted) {
+          outcome = 'cancelled';
+          error = 'cancelled';
+          state.result = errorResult(`${state.qualifiedName} was cancelled before it finished`);
+        } else {
+          const message = errorMessage(thrown);
+          outcome = thrown instanceof ToolError && thrown.code === 'denied' ? 'denied' : 'error';
+          error = message;
+          state.result = errorResult(message);
+        }
+      }
+      const result = state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
+      state.result = result;
+      if (!this.log) return;
+      const entry = this.log.append({
+        server: this.namespace,
+        tool: state.qualifiedName,
+        caller: state.caller,
+        args: redactArguments(state.rawArgs, this.policy.redact_keys),
+        decision: state.decision,
+        outcome,
+        ...(error ? { error: error.slice(0, 500) } : {}),
+        duration_ms: Math.round((performance.now() - started) * 10) / 10,
+        bytes_out: resultBytes(result),
+      });
+      if (this.receiptKey && outcome === 'ok') {
+        state.result = { ...result, _meta: { ...result._meta, 'bulkhead/receipt': issueReceipt(this.receiptKey, entry) } };
+      }
+    };
+  }
+}
+
+/** Validates the raw arguments with a server-specific validator (zod, or a downstream JSON Schema). */
+export function validateMiddleware(validate: (state: CallState) => Record<string, unknown>): Middleware<CallState> {
+  return async (state, next) => {
+    state.args = validate(state);
+    return next();
+  };
+}
+
+/** An unexpected exception becomes a ToolError naming the tool; ToolErrors pass through. */
+export const errorMiddleware: Middleware<CallState> = async (state, next) => {
+  try {
+    await next();
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    if (state.signal.aborted) throw error;
+    throw new ToolError(`${state.qualifiedName} failed unexpectedly: ${errorMessage(error)}`, 'internal');
+  }
+};
+
+/** Caps every text block of the result, keeping its head and tail. */
+export function limitMiddleware(limits: OutputLimits): Middleware<CallState> {
+  return async (state, next) => {
+    await next();
+    if (!state.result || limits.maxOutputBytes <= 0) return;
+    state.result = {
+      ...state.result,
+      content: state.result.content.map((block) =>
+        block.type === 'text' ? { ...block, text: truncateHeadTail(block.text, limits.maxOutputBytes).text } : block,
+      ),
+    };
+  };
+}
