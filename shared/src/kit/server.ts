@@ -40,6 +40,10 @@ export interface ToolServer {
   close(): Promise<void>;
 }
 
+/** Where a Bulkhead server states a tool's risk tier and permission subject for a gateway in front. */
+export const RISK_META = 'bulkhead/risk';
+export const SUBJECT_META = 'bulkhead/subject';
+
 function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return { ...rest, type: 'object' } as Tool['inputSchema'];
@@ -53,6 +57,7 @@ function describeTool(tool: AnyToolDefinition<unknown>): Tool {
     inputSchema: toJsonSchema(tool.input, 'input'),
     ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as Tool['outputSchema'] } : {}),
     annotations: { title: tool.title, ...tool.annotations },
+    _meta: { [RISK_META]: tool.risk, ...(tool.subjectArg ? { [SUBJECT_META]: tool.subjectArg } : {}) },
   };
 }
 

@@ -55,6 +55,16 @@ export class PermissionGate {
     return new PermissionGate(loaded.file, loaded.exists, loaded.value.autonomy, rules, lineIfSet('autonomy'), lineIfSet('allow'));
   }
 
+  /**
+   * The same rules under an autonomy no higher than `ceiling` (a profile's), so a profile can
+   * narrow the policy and never widen it.
+   */
+  narrowedTo(ceiling: Autonomy): PermissionGate {
+    const order: readonly Autonomy[] = ['read_only', 'supervised', 'full'];
+    const autonomy = order.indexOf(ceiling) < order.indexOf(this.autonomy) ? ceiling : this.autonomy;
+    return new PermissionGate(this.file, this.fileExists, autonomy, this.rules, this.autonomyLine, this.allowLine);
+  }
+
   private where(line: number | undefined): string {
     return line ? `${this.file} line ${line}` : this.file;
   }

@@ -1,0 +1,212 @@
+#!/usr/bin/env node
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { errorMessage, parseHostPort, serveHttp, serveStdio, verifyAuditFile } from '@bulkhead/core';
+import { builtinCli } from './config/downstreams.js';
+import { BUILTIN_NAMESPACES } from './config/schema.js';
+import { defaultControlDir, loadGateway } from './load.js';
+import { PinStore } from './pins.js';
+import { firstParagraph } from './search/index.js';
+import { readFileSync } from 'node:fs';
+
+const VERSION = '0.1.0';
+const SCRIPT = fileURLToPath(import.meta.url);
+
+const USAGE = `usage: bulkhead <command> [options]
+
+commands:
+  start                the gateway over the current folder (stdio, or --http HOST:PORT)
+  serve <namespace>    one built-in compartment on its own (${BUILTIN_NAMESPACES.join(', ')}); flags go to it
+  tools                what the gateway exposes, by tier
+  search "<query>"     tool_search from the terminal
+  approve <ns:tool>    accept the changed definition of a quarantined tool
+  audit verify [FILE]  check the audit logs' hash chains
+
+options for start, tools and search:
+  --root DIR           a folder the compartments may use (repeatable; default: the current folder)
+  --config DIR         the control-plane folder (default: <first root>/.bulkhead)
+  --profile NAME       expose only what this profile of bulkhead.yaml allows
+  --http HOST:PORT     (start) serve Streamable HTTP at http://HOST:PORT/mcp
+  --token-file FILE    (start) require this bearer token (mandatory beyond loopback)
+  --allow-origin O, --allow-host H   (start) accept another Origin / Host`;
+
+const OPTIONS = {
+  root: { type: 'string', multiple: true },
+  config: { type: 'string' },
+  profile: { type: 'string' },
+  http: { type: 'string' },
+  'token-file': { type: 'string' },
+  'allow-origin': { type: 'string', multiple: true },
+  'allow-host': { type: 'string', multiple: true },
+  limit: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+class UsageError extends Error {}
+
+function setupFrom(values: { root?: string[]; config?: string; profile?: string }) {
+  const roots = (values.root ?? [process.cwd()]).map((root) => resolve(root));
+  return { roots, controlDir: resolve(values.config ?? defaultControlDir(roots)), ...(values.profile ? { profile: values.profile } : {}) };
+}
+
+async function withGateway<T>(values: { root?: string[]; config?: string; profile?: string }, work: (loaded: ReturnType<typeof loadGateway>) => Promise<T>): Promise<T> {
+  const loaded = loadGateway(setupFrom(values));
+  for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
+  await loaded.gateway.start();
+  try {
+    return await work(loaded);
+  } finally {
+    await loaded.gateway.close();
+  }
+}
+
+function reportDownstreams(loaded: ReturnType<typeof loadGateway>): void {
+  for (const downstream of loaded.gateway.downstreams.values()) {
+    if (downstream.state !== 'ready') process.stderr.write(`bulkhead: ${downstream.namespace} is ${downstream.state}: ${downstream.lastError ?? 'no error recorded'}\n`);
+  }
+  for (const name of loaded.gateway.catalog.quarantined()) {
+    process.stderr.write(`bulkhead: ${name} changed its definition and is quarantined until \`bulkhead approve ${name}\`\n`);
+  }
+}
+
+async function start(values: Record<string, unknown>): Promise<void> {
+  const setup = setupFrom(values as { root?: string[]; config?: string; profile?: string });
+  const loaded = loadGateway(setup);
+  for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
+  const token = typeof values['token-file'] === 'string' ? readFileSync(resolve(values['token-file']), 'utf8').trim() : undefined;
+  await loaded.gateway.start();
+  reportDownstreams(loaded);
+  let stopping = false;
+  let stopHttp: (() => Promise<void>) | undefined;
+  const stop = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    await stopHttp?.();
+    await loaded.gateway.close();
+    process.exit(code);
+  };
+  process.once('SIGINT', () => void stop(130));
+  process.once('SIGTERM', () => void stop(143));
+  if (typeof values['http'] !== 'string') {
+    process.stderr.write(`bulkhead: gateway over stdio (roots: ${setup.roots.join(', ')}; tools: ${loaded.gateway.toolNames.join(', ')})\n`);
+    await serveStdio(loaded.gateway);
+    await stop(0);
+    return;
+  }
+  const running = await serveHttp(loaded.gateway, {
+    ...parseHostPort(values['http']),
+    ...(token ? { token } : {}),
+    allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+    allowedHosts: (values['allow-host'] as string[] | undefined) ?? [],
+  }).catch(async (error: unknown) => {
+    await loaded.gateway.close();
+    throw error;
+  });
+  stopHttp = running.close;
+  const viaRemote = { mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', running.url] } } };
+  const viaStdio = { mcpServers: { bulkhead: { command: process.execPath, args: [SCRIPT, 'start', ...setup.roots.flatMap((root) => ['--root', root])] } } };
+  process.stdout.write(
+    `bulkhead gateway listening on ${running.url}\n` +
+      `always bound: ${loaded.gateway.toolNames.join(', ')}\n` +
+      `downstream servers: ${[...loaded.gateway.downstreams.values()].map((d) => `${d.namespace} (${d.state})`).join(', ') || 'none'}\n` +
+      `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n\n` +
+      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify(viaRemote, null, 2)}\n\n` +
+      `or over stdio, without a running server:\n${JSON.stringify(viaStdio, null, 2)}\n\nCtrl-C stops it.\n`,
+  );
+}
+
+function serve(namespace: string | undefined, rest: string[]): void {
+  if (!namespace) throw new UsageError('serve needs a namespace');
+  const cli = builtinCli(namespace);
+  if (!cli) throw new UsageError(`${namespace} is not an installed built-in compartment (built-ins: ${BUILTIN_NAMESPACES.join(', ')})`);
+  const child = spawn(process.execPath, [cli, ...rest], { stdio: 'inherit' });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'serve') {
+    serve(rest[0], rest.slice(1));
+    return -1;
+  }
+  const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+  if (!command || values.help || command === '--help' || command === '-h') {
+    process.stdout.write(`${USAGE}\n`);
+    return command ? 0 : 2;
+  }
+  switch (command) {
+    case 'start':
+      await start(values);
+      return -1;
+    case 'tools':
+      return withGateway(values, async (loaded) => {
+        reportDownstreams(loaded);
+        const bound = new Set(loaded.gateway.toolNames);
+        const entries = loaded.gateway.catalog.entries().sort((a, b) => (a.qualified < b.qualified ? -1 : 1));
+        const core = entries.filter((entry) => bound.has(entry.wire));
+        const deferred = entries.filter((entry) => !bound.has(entry.wire));
+        const line = (name: string, description: string) => `  ${name} — ${firstParagraph(description, 100).split('\n')[0]}`;
+        process.stdout.write(
+          `core (always bound):\n${core.map((e) => line(e.wire, e.tool.description ?? '')).join('\n') || '  none'}\n` +
+            `meta (always bound):\n  tool_search, call_tool, list_tools, load_tools, unload_tools\n` +
+            `deferred (found with tool_search):\n${deferred.map((e) => line(e.wire, e.tool.description ?? '')).join('\n') || '  none'}\n`,
+        );
+        return 0;
+      });
+    case 'search': {
+      const query = positionals.join(' ');
+      if (!query) throw new UsageError('search needs a query');
+      const limit = values.limit ? Number(values.limit) : 5;
+      return withGateway(values, async (loaded) => {
+        const hits = loaded.gateway.catalog.search(query, limit, () => true);
+        process.stdout.write(hits.map(({ entry, score }, i) => `${i + 1}. ${entry.wire} (score ${score.toFixed(3)})\n   ${firstParagraph(entry.tool.description ?? '', 200).replace(/\n/g, ' ')}`).join('\n') + (hits.length ? '\n' : `no tools match ${JSON.stringify(query)}\n`));
+        return 0;
+      });
+    }
+    case 'approve': {
+      const name = positionals[0];
+      if (!name) throw new UsageError('approve needs a tool name such as fs:read_file');
+      const setup = setupFrom(values);
+      const qualified = name.replace('__', ':');
+      if (!new PinStore(setup.controlDir).approve(qualified)) {
+        process.stderr.write(`bulkhead: ${qualified} has no changed definition waiting for approval\n`);
+        return 1;
+      }
+      process.stdout.write(`approved the new definition of ${qualified}\n`);
+      return 0;
+    }
+    case 'audit': {
+      if (positionals[0] !== 'verify') throw new UsageError('usage: bulkhead audit verify [FILE...]');
+      const setup = setupFrom(values);
+      const dir = join(setup.controlDir, 'audit');
+      const files = positionals.length > 1 ? positionals.slice(1) : readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => join(dir, f));
+      let failed = false;
+      for (const file of files) {
+        const result = verifyAuditFile(file);
+        failed ||= !result.ok;
+        process.stdout.write(result.ok ? `OK ${file}: ${result.entries} entries, chain intact\n` : `FAIL ${file} line ${result.line}: ${result.problem}\n`);
+      }
+      return failed ? 1 : 0;
+    }
+    case 'version':
+    case '--version':
+      process.stdout.write(`bulkhead ${VERSION}\n`);
+      return 0;
+    default:
+      throw new UsageError(`unknown command ${command}`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`bulkhead: ${errorMessage(error)}\n${error instanceof UsageError ? `\n${USAGE}\n` : ''}`);
+    process.exitCode = 2;
+  },
+);

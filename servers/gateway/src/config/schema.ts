@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { AUTONOMY_LEVELS } from '@bulkhead/core';
+
+export const GATEWAY_CONFIG_FILE = 'bulkhead.yaml';
+export const TOOL_POLICY_FILE = 'tool_policy.yaml';
+
+/** The compartments Bulkhead ships, by namespace. */
+export const BUILTIN_NAMESPACES = ['fs', 'fs_write', 'shell', 'web', 'git', 'ladder'] as const;
+export type BuiltinNamespace = (typeof BUILTIN_NAMESPACES)[number];
+
+const serverEntry = z
+  .strictObject({
+    enabled: z.boolean().default(true).describe('false leaves the server out entirely'),
+    command: z.string().min(1).optional().describe('Program of a third-party stdio server'),
+    args: z.array(z.string()).default([]).describe('Its arguments (for a built-in: extra flags)'),
+    env: z.record(z.string(), z.string()).default({}).describe('Extra environment variables for the child'),
+    cwd: z.string().optional().describe('Working folder of the child (relative to the first root)'),
+    url: z.url().optional().describe('Streamable HTTP endpoint of a remote server'),
+    headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers for the remote server (an Authorization header, say)'),
+  })
+  .refine((entry) => !(entry.command && entry.url), { message: 'give either command (stdio) or url (HTTP), not both' });
+
+export const gatewayConfigSchema = z.strictObject({
+  $schema: z.string().optional().describe('Editor hint; ignored'),
+  servers: z
+    .record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'a namespace is lower-case letters, digits and _ (it prefixes tool names)'), serverEntry)
+    .default(Object.fromEntries(BUILTIN_NAMESPACES.map((ns) => [ns, {}])) as Record<string, never>)
+    .describe('Downstream servers by namespace: a built-in compartment (fs, fs_write, shell, web, git, ladder) needs no command; any other needs command or url'),
+  call_timeout_ms: z.number().int().min(1000).max(3_600_000).default(300_000).describe('A downstream call is abandoned after this long'),
+  profiles: z
+    .record(
+      z.string(),
+      z.strictObject({
+        namespaces: z.array(z.string()).optional().describe('Only these namespaces'),
+        tools: z.array(z.string()).optional().describe('Only tools matching these qualified-name globs'),
+        autonomy: z.enum(AUTONOMY_LEVELS).optional().describe('At most this autonomy (narrows permissions.yaml, never widens it)'),
+      }),
+    )
+    .default({})
+    .describe('Named views (--profile NAME): each narrows what is exposed and the autonomy'),
+});
+
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+export type ServerEntry = GatewayConfig['servers'][string];
+
+export const toolPolicySchema = z.strictObject({
+  $schema: z.string().optional().describe('Editor hint; ignored'),
+  core_tools: z
+    .array(z.string())
+    .default(['fs:read_file', 'fs:grep', 'fs:glob_files'])
+    .describe('Always bound (qualified names or globs); everything else is deferred until load_tools'),
+  max_active: z.number().int().min(1).max(200).default(12).describe('Most loaded tools per session; past it the least recently used is unloaded'),
+  mode: z
+    .enum(['dynamic', 'stable'])
+    .default('dynamic')
+    .describe('dynamic: load_tools binds tools and the list changes; stable: the list never changes and everything goes through call_tool'),
+});
+
+export type ToolPolicy = z.output<typeof toolPolicySchema>;

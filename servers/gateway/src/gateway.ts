@@ -1,0 +1,215 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import {
+  CallAuditor,
+  callerOf,
+  compose,
+  errorMiddleware,
+  errorResult,
+  gateMiddleware,
+  limitMiddleware,
+  parseArguments,
+  parseToolPattern,
+  validateMiddleware,
+  type AuditPolicy,
+  type CallState,
+  type GateMode,
+  type OutputLimits,
+  type ToolServer,
+} from '@bulkhead/core';
+import { Catalog, type CatalogEntry } from './catalog.js';
+import type { GatewayConfig, ToolPolicy } from './config/schema.js';
+import { Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
+import { callTool } from './meta/call_tool.js';
+import { listTools } from './meta/list_tools.js';
+import { loadTools } from './meta/load_tools.js';
+import type { MetaContext, MetaTool } from './meta/meta-tool.js';
+import { toolSearch } from './meta/tool_search.js';
+import { unloadTools } from './meta/unload_tools.js';
+import { PinStore } from './pins.js';
+import { LoadedTools } from './session.js';
+import { ArgumentValidator } from './validator.js';
+
+export const GATEWAY_NAMESPACE = 'gateway';
+export const metaTools: readonly MetaTool[] = [toolSearch, callTool, listTools, loadTools, unloadTools];
+
+export interface GatewayOptions {
+  readonly controlDir: string;
+  readonly downstreams: readonly DownstreamSpec[];
+  readonly builtins: ReadonlySet<string>;
+  readonly config: GatewayConfig;
+  readonly toolPolicy: ToolPolicy;
+  readonly gate: GateMode;
+  readonly audit: AuditPolicy;
+  readonly limits: OutputLimits;
+  /** Narrows what this gateway exposes (a profile); never widens the permission policy. */
+  readonly visibleTo?: (entry: CatalogEntry) => boolean;
+  readonly restartPolicy?: RestartPolicy;
+}
+
+export interface Gateway extends ToolServer {
+  readonly catalog: Catalog;
+  readonly downstreams: ReadonlyMap<string, Downstream>;
+  /** Starts every downstream and waits for each first attempt. */
+  start(): Promise<void>;
+}
+
+function metaDescription(tool: MetaTool): Tool {
+  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return { name: tool.name, title: tool.title, description: tool.description, inputSchema: { ...inputSchema, type: 'object' }, annotations: { title: tool.title, ...tool.annotations } };
+}
+
+/**
+ * The gateway: one MCP server over many downstream servers. Core tools and meta tools are always
+ * listed; every other tool is found with tool_search and used through call_tool or load_tools.
+ * Every downstream call is validated, put through the permission gate and audited here.
+ */
+export function createGateway(options: GatewayOptions): Gateway {
+  const pins = new PinStore(options.controlDir);
+  const catalog = new Catalog(pins);
+  const auditor = new CallAuditor(options.controlDir, GATEWAY_NAMESPACE, options.audit);
+  const validator = new ArgumentValidator();
+  const corePatterns = options.toolPolicy.core_tools.map(parseToolPattern);
+  const shutdown = new AbortController();
+  const sessions = new Set<Server>();
+  const downstreams = new Map(options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy)]));
+
+  /** Discovery never grants permission: a tool denied outright is not found, listed or loadable. */
+  const visible = (entry: CatalogEntry): boolean => {
+    if (options.visibleTo && !options.visibleTo(entry)) return false;
+    if (options.gate.kind !== 'self') return true;
+    return options.gate.permissions.decide({ qualifiedName: entry.qualified, risk: entry.risk, args: {} }).verdict !== 'deny';
+  };
+  const isCore = (entry: CatalogEntry) => corePatterns.some((pattern) => !pattern.argument && pattern.matchesName(entry.qualified));
+  const stableMode = options.toolPolicy.mode === 'stable';
+
+  const notifyAll = async () => {
+    await Promise.allSettled([...sessions].map((server) => server.sendToolListChanged()));
+  };
+
+  for (const downstream of downstreams.values()) {
+    downstream.onToolsChanged = () => {
+      catalog.update(downstream.namespace, downstream.tools, options.builtins.has(downstream.namespace));
+      void notifyAll();
+    };
+  }
+
+  const downstreamChain = (entry: CatalogEntry) =>
+    compose<CallState>([
+      auditor.middleware(),
+      validateMiddleware((state) => validator.validate(entry.qualified, entry.tool, state.rawArgs)),
+      gateMiddleware(options.gate),
+      errorMiddleware,
+      limitMiddleware(options.limits),
+      async (state) => {
+        const downstream = downstreams.get(entry.namespace)!;
+        const token = state.extra._meta?.progressToken;
+        state.result = await downstream.callTool(entry.tool.name, state.args, {
+          signal: state.signal,
+          timeoutMs: options.config.call_timeout_ms,
+          ...(token !== undefined
+            ? { onprogress: (progress) => void state.extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } }) }
+            : {}),
+        });
+      },
+    ]);
+
+  const callDownstream: MetaContext['callDownstream'] = async (entry, args, call) => {
+    const state: CallState = {
+      target: { risk: entry.risk, ...(entry.subjectArg ? { subjectArg: entry.subjectArg } : {}) },
+      qualifiedName: entry.qualified,
+      rawArgs: args ?? {},
+      args: {},
+      extra: call.extra,
+      signal: call.signal,
+      caller: call.caller,
+      clientCanElicit: call.clientCanElicit,
+      decision: 'none',
+    };
+    await downstreamChain(entry)(state);
+    return state.result ?? errorResult(`${entry.qualified} returned nothing`);
+  };
+
+  const metaChain = (tool: MetaTool, ctx: MetaContext) =>
+    compose<CallState>([
+      auditor.middleware(),
+      validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName)),
+      errorMiddleware,
+      async (state) => {
+        state.decision = 'meta';
+        state.result = await tool.run(state.args, ctx);
+      },
+    ]);
+
+  async function connect(transport: Transport): Promise<Server> {
+    const session = new LoadedTools(options.toolPolicy.max_active);
+    const server = new Server(
+      { name: 'bulkhead-gateway', version: '0.1.0' },
+      {
+        capabilities: { tools: { listChanged: true }, logging: {} },
+        instructions: 'Bulkhead gateway. A few tools are always available; find the others with tool_search and call them with call_tool.',
+      },
+    );
+    const listChanged = async () => {
+      if (!stableMode) await server.sendToolListChanged();
+    };
+    const exposedMeta = metaTools.filter((tool) => !stableMode || tool.stable);
+
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      const proxied = catalog.entries().filter((entry) => visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified))));
+      return { tools: [...proxied.map((entry) => ({ ...entry.tool, name: entry.wire })), ...exposedMeta.map(metaDescription)] };
+    });
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const call = {
+        extra,
+        signal: AbortSignal.any([extra.signal, shutdown.signal]),
+        caller: callerOf(server.getClientVersion(), extra.sessionId),
+        clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
+      };
+      const name = request.params.name;
+      const meta = exposedMeta.find((tool) => tool.name === name);
+      if (meta) {
+        const ctx: MetaContext = { catalog, session, mode: options.toolPolicy.mode, visible, callDownstream, listChanged, state: call };
+        const state: CallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none' };
+        await metaChain(meta, ctx)(state);
+        return state.result ?? errorResult(`${name} returned nothing`);
+      }
+      const entry = catalog.get(name);
+      const bound = entry && visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified)));
+      if (!entry || !bound) {
+        const message = entry && visible(entry)
+          ? `Tool ${name} is not loaded; call load_tools {"names": ["${name}"]} first, or call_tool {"name": "${name}", ...}`
+          : `Unknown tool ${name}; use tool_search to find tools`;
+        auditor.recordRejected(name, call.caller, request.params.arguments ?? {}, message);
+        throw new McpError(ErrorCode.InvalidParams, message);
+      }
+      session.touch(entry.qualified);
+      return callDownstream(entry, request.params.arguments ?? {}, call);
+    });
+    sessions.add(server);
+    server.onclose = () => sessions.delete(server);
+    await server.connect(transport);
+    return server;
+  }
+
+  return {
+    namespace: GATEWAY_NAMESPACE,
+    catalog,
+    downstreams,
+    get toolNames() {
+      return [...catalog.entries().filter((entry) => visible(entry) && isCore(entry)).map((entry) => entry.wire), ...metaTools.map((tool) => tool.name)];
+    },
+    start: async () => {
+      await Promise.all([...downstreams.values()].map((downstream) => downstream.start()));
+    },
+    connect,
+    close: async () => {
+      shutdown.abort(new Error('the gateway is shutting down'));
+      await Promise.allSettled([...sessions].map((server) => server.close()));
+      await Promise.allSettled([...downstreams.values()].map((downstream) => downstream.stop()));
+    },
+  };
+}

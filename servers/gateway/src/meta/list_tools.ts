@@ -1,0 +1,36 @@
+import { z } from 'zod';
+import { READ_ONLY_LOCAL } from '@bulkhead/core';
+import { firstParagraph } from '../search/index.js';
+import { defineMetaTool } from './meta-tool.js';
+
+const PAGE = 50;
+
+const input = z.strictObject({
+  namespace: z.string().optional().describe('Only this namespace (fs, git, web, …)'),
+  cursor: z.string().regex(/^\d+$/).optional().describe('The cursor the previous page gave, to read on'),
+});
+
+export const listTools = defineMetaTool({
+  name: 'list_tools',
+  title: 'Browse tools',
+  description: 'Browse the tools you may use, by namespace, with a one-line description each; 50 per page with a cursor to read on.',
+  input,
+  annotations: READ_ONLY_LOCAL,
+  stable: true,
+  async run(args, ctx) {
+    const entries = ctx.catalog
+      .entries()
+      .filter((entry) => ctx.visible(entry) && (!args.namespace || entry.namespace === args.namespace))
+      .sort((a, b) => (a.qualified < b.qualified ? -1 : 1));
+    const start = Number(args.cursor ?? '0');
+    const page = entries.slice(start, start + PAGE);
+    const lines = page.map((entry) => `${entry.wire}${ctx.session.has(entry.qualified) ? ' [loaded]' : ''} — ${firstParagraph(entry.tool.description ?? '', 120).split('\n')[0]}`);
+    const next = start + PAGE < entries.length ? String(start + PAGE) : undefined;
+    const namespaces = [...new Set(ctx.catalog.entries().filter(ctx.visible).map((e) => e.namespace))].sort();
+    const footer = next ? `[${start + 1}-${start + page.length} of ${entries.length}; next: cursor=${next}]` : `[${entries.length} tools; namespaces: ${namespaces.join(', ')}]`;
+    return {
+      content: [{ type: 'text', text: `${lines.join('\n') || 'No tools.'}\n${footer}` }],
+      structuredContent: { tools: page.map((entry) => ({ name: entry.wire, qualified: entry.qualified })), ...(next ? { nextCursor: next } : {}) },
+    };
+  },
+});

@@ -1,0 +1,102 @@
+import { readFileSync, renameSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { canonicalJson, sha256 } from '@bulkhead/core';
+
+export const PINS_FILE = 'pins.json';
+
+interface PinRecord {
+  sha256: string;
+  first_seen: string;
+  /** A changed definition waiting for a human's approval. */
+  pending_sha256?: string;
+  approved_at?: string;
+}
+
+interface PinFile {
+  version: 1;
+  tools: Record<string, PinRecord>;
+}
+
+/** The hash of what a model reads and sends: description and schemas. */
+export function definitionHash(tool: Tool): string {
+  return sha256(canonicalJson({ title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema }));
+}
+
+/**
+ * Tool definitions pinned on first sight, in the control-plane folder. A definition that later
+ * changes is quarantined until `bulkhead approve` (or the human, asked through elicitation)
+ * accepts the new one.
+ */
+export class PinStore {
+  private data: PinFile = { version: 1, tools: {} };
+  private loadedMtime = -1;
+  readonly file: string;
+
+  constructor(controlDir: string) {
+    this.file = join(controlDir, PINS_FILE);
+  }
+
+  private reload(): void {
+    let mtime: number;
+    try {
+      mtime = statSync(this.file).mtimeMs;
+    } catch {
+      return;
+    }
+    if (mtime === this.loadedMtime) return;
+    this.data = JSON.parse(readFileSync(this.file, 'utf8')) as PinFile;
+    this.loadedMtime = mtime;
+  }
+
+  private save(): void {
+    mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
+    const temp = `${this.file}.${process.pid}.tmp`;
+    writeFileSync(temp, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
+    renameSync(temp, this.file);
+    this.loadedMtime = statSync(this.file).mtimeMs;
+  }
+
+  /** Pins new tools; returns true when the tool may be used (its definition is the pinned one). */
+  check(qualified: string, tool: Tool): boolean {
+    this.reload();
+    const hash = definitionHash(tool);
+    const pin = this.data.tools[qualified];
+    if (!pin) {
+      this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
+      this.save();
+      return true;
+    }
+    if (pin.sha256 === hash) {
+      if (pin.pending_sha256) {
+        delete pin.pending_sha256;
+        this.save();
+      }
+      return true;
+    }
+    if (pin.pending_sha256 !== hash) {
+      pin.pending_sha256 = hash;
+      this.save();
+    }
+    return false;
+  }
+
+  /** Accepts the pending definition of a quarantined tool; false when nothing is pending. */
+  approve(qualified: string): boolean {
+    this.reload();
+    const pin = this.data.tools[qualified];
+    if (!pin?.pending_sha256) return false;
+    pin.sha256 = pin.pending_sha256;
+    delete pin.pending_sha256;
+    pin.approved_at = new Date().toISOString();
+    this.save();
+    return true;
+  }
+
+  pending(): string[] {
+    this.reload();
+    return Object.entries(this.data.tools)
+      .filter(([, pin]) => pin.pending_sha256)
+      .map(([name]) => name);
+  }
+}
