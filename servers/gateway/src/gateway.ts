@@ -20,6 +20,8 @@ import {
   type ToolServer,
 } from '@bulkhead/core';
 import { Catalog, type CatalogEntry } from './catalog.js';
+import type { HooksConfig } from './config/hooks.js';
+import { Hooks } from './hooks.js';
 import type { GatewayConfig, ToolPolicy } from './config/schema.js';
 import { Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
 import { callTool } from './meta/call_tool.js';
@@ -47,6 +49,9 @@ export interface GatewayOptions {
   /** Narrows what this gateway exposes (a profile); never widens the permission policy. */
   readonly visibleTo?: (entry: CatalogEntry) => boolean;
   readonly restartPolicy?: RestartPolicy;
+  readonly hooks?: HooksConfig;
+  /** Where hook commands run (the first root). */
+  readonly hookCwd?: string;
 }
 
 export interface Gateway extends ToolServer {
@@ -71,6 +76,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const catalog = new Catalog(pins);
   const auditor = new CallAuditor(options.controlDir, GATEWAY_NAMESPACE, options.audit);
   const validator = new ArgumentValidator();
+  const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
   const corePatterns = options.toolPolicy.core_tools.map(parseToolPattern);
   const shutdown = new AbortController();
   const sessions = new Set<Server>();
@@ -96,13 +102,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
-  const downstreamChain = (entry: CatalogEntry) =>
-    compose<CallState>([
+  const downstreamChain = (entry: CatalogEntry) => {
+    const validate = (state: CallState) => validator.validate(entry.qualified, entry.tool, state.rawArgs);
+    return compose<CallState>([
       auditor.middleware(),
-      validateMiddleware((state) => validator.validate(entry.qualified, entry.tool, state.rawArgs)),
+      validateMiddleware(validate),
+      hooks.preToolMiddleware(validate),
       gateMiddleware(options.gate),
       errorMiddleware,
       limitMiddleware(options.limits),
+      hooks.postToolMiddleware(),
       async (state) => {
         const downstream = downstreams.get(entry.namespace)!;
         const token = state.extra._meta?.progressToken;
@@ -115,6 +124,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         });
       },
     ]);
+  };
 
   const callDownstream: MetaContext['callDownstream'] = async (entry, args, call) => {
     const state: CallState = {

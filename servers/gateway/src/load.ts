@@ -1,6 +1,7 @@
 import { resolve, join } from 'node:path';
 import { auditPolicySchema, AUDIT_POLICY_FILE, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, type AuditPolicy } from '@bulkhead/core';
 import { resolveDownstreams } from './config/downstreams.js';
+import { HOOKS_FILE, hooksSchema } from './config/hooks.js';
 import { GATEWAY_CONFIG_FILE, gatewayConfigSchema, TOOL_POLICY_FILE, toolPolicySchema, type GatewayConfig } from './config/schema.js';
 import { createGateway, type Gateway } from './gateway.js';
 import type { CatalogEntry } from './catalog.js';
@@ -36,6 +37,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
   const config = loadYamlFile(controlDir, GATEWAY_CONFIG_FILE, gatewayConfigSchema).value;
   const toolPolicy = loadYamlFile(controlDir, TOOL_POLICY_FILE, toolPolicySchema).value;
   const audit = loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value;
+  const hooks = loadYamlFile(controlDir, HOOKS_FILE, hooksSchema).value;
   const permissions = PermissionGate.load(controlDir);
   const gatePermissions = setup.profile && config.profiles[setup.profile]?.autonomy ? permissions.narrowedTo(config.profiles[setup.profile]!.autonomy!) : permissions;
   const { specs, problems, builtins } = resolveDownstreams(config, roots, controlDir);
@@ -49,6 +51,8 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
     gate: { kind: 'self', permissions: gatePermissions },
     audit,
     limits: DEFAULT_OUTPUT_LIMITS,
+    hooks,
+    hookCwd: roots[0]!,
     ...(visibleTo ? { visibleTo } : {}),
   });
   return { gateway, problems, audit };

@@ -81,7 +81,7 @@ export function loadYamlFile<S extends z.ZodType>(dir: string, name: string, sch
   if (document && document.errors.length > 0) {
     const first = document.errors[0]!;
     const line = first.linePos?.[0]?.line;
-    throw new ConfigError(`${file}${line ? ` line ${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]}`, file);
+    throw new ConfigError(`${file}${line ? ` line ${line}` : ''}: not valid YAML: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`, file);
   }
   const raw: unknown = document?.toJS() ?? {};
   const lineOf = lineLookup(document, lines);

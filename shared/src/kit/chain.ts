@@ -26,7 +26,22 @@ export class CallAuditor {
 
   /** Records a call that never reached a tool (an unknown name, say). */
   recordRejected(tool: string, caller: string, args: unknown, error: string): void {
-    this.log?.append({ server: this.namespace, tool, caller, args: redactArguments(args, this.policy.redact_keys), decision: 'none', outcome: 'error', error, duration_ms: 0, bytes_out: 0 });
+    this.record({ tool, caller, args, decision: 'none', outcome: 'error', error, durationMs: 0 });
+  }
+
+  /** Records an event around a call that is not the call itself (a hook that ran, say). */
+  record(event: { tool: string; caller: string; args: unknown; decision: string; outcome: 'ok' | 'error' | 'denied' | 'cancelled'; error?: string; durationMs: number }): void {
+    this.log?.append({
+      server: this.namespace,
+      tool: event.tool,
+      caller: event.caller,
+      args: redactArguments(event.args, this.policy.redact_keys),
+      decision: event.decision,
+      outcome: event.outcome,
+      ...(event.error ? { error: event.error.slice(0, 500) } : {}),
+      duration_ms: Math.round(event.durationMs * 10) / 10,
+      bytes_out: 0,
+    });
   }
 
   /**

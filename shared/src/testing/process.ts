@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 
 export interface ServerProcess {
   readonly client: Client;
@@ -23,6 +24,14 @@ export interface StartOptions {
   readonly headers?: Record<string, string>;
   /** HOST:PORT for --http (default 127.0.0.1:0); clients always connect through 127.0.0.1. */
   readonly listen?: string;
+  /** When given, the client declares elicitation and answers with this function. */
+  readonly elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
+}
+
+function testClient(elicit: StartOptions['elicit']): Client {
+  const client = new Client({ name: 'bulkhead-test', version: '1.0.0' }, { capabilities: elicit ? { elicitation: { form: {} } } : {} });
+  if (elicit) client.setRequestHandler(ElicitRequestSchema, async (request) => elicit(request.params.message));
+  return client;
 }
 
 function killGroup(child: ChildProcess): Promise<void> {
@@ -61,7 +70,7 @@ export async function startStdioServer(options: StartOptions): Promise<ServerPro
   transport.stderr?.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const client = new Client({ name: 'bulkhead-test', version: '1.0.0' });
+  const client = testClient(options.elicit);
   await client.connect(transport);
   return {
     client,
@@ -110,7 +119,7 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
     });
   });
   const connect = async (headers?: Record<string, string>) => {
-    const client = new Client({ name: 'bulkhead-test', version: '1.0.0' });
+    const client = testClient(options.elicit);
     const transport = new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined);
     await client.connect(transport);
     return client;

@@ -68,7 +68,7 @@ export const FIELDS = {
   namespace: { weight: 1, b: 0.3 },
   title: { weight: 2, b: 0.5 },
   lead: { weight: 1, b: 0.5 },
-  description: { weight: 1, b: Number(process.env.BD ?? 0.75) },
+  description: { weight: 1, b: 0.75 },
   paramName: { weight: 1.5, b: 0.5 },
   paramDescription: { weight: 0.5, b: 0.75 },
 } as const satisfies Record<string, FieldSpec>;
@@ -94,6 +94,7 @@ export interface IndexOptions {
   readonly extraSynonyms?: ReadonlyMap<string, readonly string[]>;
   readonly extraWeight?: number;
   readonly prf?: number;
+  readonly coverage?: number;
   readonly boilerplate?: number;
   readonly prfDocs?: number;
   readonly prfTerms?: number;
@@ -108,6 +109,7 @@ interface Settings {
   readonly extraSynonyms: ReadonlyMap<string, readonly string[]>;
   readonly extraWeight: number;
   readonly prf: number;
+  readonly coverage: number;
   readonly boilerplate: number;
   readonly prfDocs: number;
   readonly prfTerms: number;
@@ -125,6 +127,7 @@ function settings(options: IndexOptions): Settings {
     extraSynonyms: options.extraSynonyms ?? new Map(),
     extraWeight: options.extraWeight ?? 0.3,
     prf: options.prf ?? 0,
+    coverage: options.coverage ?? 0,
     boilerplate: options.boilerplate ?? 0,
     prfDocs: options.prfDocs ?? 3,
     prfTerms: options.prfTerms ?? 10,
@@ -132,7 +135,7 @@ function settings(options: IndexOptions): Settings {
 }
 
 /** BM25 term-frequency saturation. */
-const K1 = Number(process.env.K1 ?? 1.2);
+const K1 = 1.2;
 /** Weight of a synonym of a query word, against 1 for the word itself. */
 const SYNONYM_WEIGHT = 0.5;
 /** Weight of a corpus word that an unknown query word is a prefix of. */
@@ -257,6 +260,7 @@ export class ToolIndex {
 
     const boilerplate = this.#settings.boilerplate > 0 ? repeatedSentences(docs, this.#settings.boilerplate) : new Set<string>();
     const fieldTerms = docs.map((doc) => this.#fieldTerms(doc, boilerplate));
+    this.#nameTermsByDoc = fieldTerms.map((f) => [...new Set(f.name)]);
     this.#postings = buildPostings(fieldTerms, this.#settings.weights);
     this.#sortedTerms = [...this.#postings.keys()].sort();
     this.#synonyms = this.#settings.synonyms ? synonymMap(this.#settings.stemming) : new Map();
@@ -283,6 +287,15 @@ export class ToolIndex {
     const allowed = (index: number): boolean => options.filter === undefined || options.filter(this.#docs[index] as ToolDoc);
 
     let scores = this.#score(this.#expand(text));
+    if (this.#settings.coverage > 0) {
+      const q = this.#expand(text);
+      this.#nameTermsByDoc.forEach((nameTerms, i) => {
+        if (nameTerms.length === 0 || (scores[i] as number) <= 0) return;
+        let matched = 0;
+        for (const t of nameTerms) if (q.has(t)) matched += Math.min(1, q.get(t) as number) ;
+        scores[i] = (scores[i] as number) * (1 + this.#settings.coverage * (matched / nameTerms.length));
+      });
+    }
     if (this.#settings.prf > 0) scores = this.#feedback(this.#expand(text), scores);
     let candidates: number[] = [];
     for (let i = 0; i < scores.length; i++) if ((scores[i] as number) > 0 && allowed(i)) candidates.push(i);
@@ -368,6 +381,15 @@ export class ToolIndex {
         continue;
       }
       if (!prefixes) continue;
+      if (process.env.MORPH) {
+        const m = /^(sub|un|re|pre|multi|non|de|dis|over|super)(.{4,})$/.exec(word);
+        const rest = m ? term(m[2] as string, stemming) : undefined;
+        if (rest !== undefined && this.#postings.has(rest)) {
+          add(rest, PREFIX_WEIGHT);
+          for (const synonym of this.#synonyms.get(rest) ?? []) add(synonym, PREFIX_WEIGHT * SYNONYM_WEIGHT);
+          continue;
+        }
+      }
       if (word.length >= PREFIX_MIN_CHARS) for (const longer of this.#termsWithPrefix(t)) add(longer, PREFIX_WEIGHT);
       // The longest corpus term the word starts with: other derivations of one root
       // (relationship → relation, timestamps → time).
@@ -416,6 +438,7 @@ export class ToolIndex {
   }
 
   #docTerms: Map<string, number>[] = [];
+  #nameTermsByDoc: string[][] = [];
   #feedback(query: Map<string, number>, scores: Float64Array): Float64Array {
     if (this.#docTerms.length === 0) {
       this.#docTerms = this.#docs.map(() => new Map());

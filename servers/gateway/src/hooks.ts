@@ -1,0 +1,137 @@
+import { spawn } from 'node:child_process';
+import { CallAuditor, parseToolPattern, ToolError, type CallState, type Middleware, type ToolPattern } from '@bulkhead/core';
+import type { HookEntry, HooksConfig } from './config/hooks.js';
+
+const MAX_HOOK_OUTPUT = 1024 * 1024;
+
+interface HookRun {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+}
+
+/** Runs one hook command with the event on stdin; its whole process group ends at the timeout. */
+function runHook(hook: HookEntry, cwd: string, event: unknown): Promise<HookRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/sh', ['-c', hook.command], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' } });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, hook.timeout_ms);
+    child.stdout.on('data', (chunk: Buffer) => {
+      if (stdout.length < MAX_HOOK_OUTPUT) stdout += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      if (stderr.length < MAX_HOOK_OUTPUT) stderr += chunk.toString();
+    });
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, timedOut });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(JSON.stringify(event));
+  });
+}
+
+interface CompiledHook {
+  readonly entry: HookEntry;
+  readonly pattern: ToolPattern;
+}
+
+/**
+ * pre_tool and post_tool hooks from hooks.yaml as middlewares. A pre_tool hook may block (exit 2,
+ * or a timeout: it fails closed) or replace the arguments, which are then validated again; every
+ * hook run is audited.
+ */
+export class Hooks {
+  private readonly pre: readonly CompiledHook[];
+  private readonly post: readonly CompiledHook[];
+
+  constructor(
+    config: HooksConfig,
+    private readonly cwd: string,
+    private readonly auditor: CallAuditor,
+  ) {
+    const compile = (entry: HookEntry) => ({ entry, pattern: parseToolPattern(entry.matcher) });
+    this.pre = config.pre_tool.map(compile);
+    this.post = config.post_tool.map(compile);
+  }
+
+  private matching(hooks: readonly CompiledHook[], state: CallState): CompiledHook[] {
+    return hooks.filter((hook) => hook.pattern.matchesName(state.qualifiedName));
+  }
+
+  private audit(event: string, hook: HookEntry, state: CallState, started: number, outcome: 'ok' | 'error' | 'denied', error?: string): void {
+    this.auditor.record({
+      tool: `hook:${event}`,
+      caller: state.caller,
+      args: { matcher: hook.matcher, command: hook.command, call: state.qualifiedName },
+      decision: event,
+      outcome,
+      ...(error ? { error } : {}),
+      durationMs: performance.now() - started,
+    });
+  }
+
+  /** Runs before the permission gate; `revalidate` checks arguments a hook replaced. */
+  preToolMiddleware(revalidate: (state: CallState) => Record<string, unknown>): Middleware<CallState> {
+    return async (state, next) => {
+      for (const hook of this.matching(this.pre, state)) {
+        const started = performance.now();
+        const run = await runHook(hook.entry, this.cwd, { event: 'pre_tool', tool: state.qualifiedName, arguments: state.args, caller: state.caller });
+        if (run.timedOut) {
+          this.audit('pre_tool', hook.entry, state, started, 'denied', 'timed out');
+          throw new ToolError(`Blocked by a pre_tool hook (${hook.entry.matcher}): it did not answer within ${hook.entry.timeout_ms} ms. Nothing was run.`, 'denied');
+        }
+        if (run.code === 2) {
+          const reason = run.stderr.trim() || 'no reason given';
+          this.audit('pre_tool', hook.entry, state, started, 'denied', reason);
+          state.decision = 'hook:blocked';
+          throw new ToolError(`Blocked by a pre_tool hook (${hook.entry.matcher}): ${reason}. Nothing was run.`, 'denied');
+        }
+        const replacement = parseReplacement(run.stdout);
+        if (replacement) {
+          state.args = replacement;
+          state.args = revalidate({ ...state, rawArgs: replacement });
+        }
+        this.audit('pre_tool', hook.entry, state, started, run.code === 0 ? 'ok' : 'error', run.code === 0 ? (replacement ? 'replaced the arguments' : undefined) : `exit ${run.code}: ${run.stderr.trim()}`);
+      }
+      return next();
+    };
+  }
+
+  postToolMiddleware(): Middleware<CallState> {
+    return async (state, next) => {
+      await next();
+      for (const hook of this.matching(this.post, state)) {
+        const started = performance.now();
+        const run = await runHook(hook.entry, this.cwd, { event: 'post_tool', tool: state.qualifiedName, arguments: state.args, result: state.result, caller: state.caller });
+        this.audit('post_tool', hook.entry, state, started, run.code === 0 && !run.timedOut ? 'ok' : 'error', run.timedOut ? 'timed out' : run.code === 0 ? undefined : `exit ${run.code}: ${run.stderr.trim()}`);
+      }
+    };
+  }
+}
+
+function parseReplacement(stdout: string): Record<string, unknown> | undefined {
+  const trimmed = stdout.trim();
+  if (!trimmed.startsWith('{')) return undefined;
+  try {
+    const parsed = JSON.parse(trimmed) as { arguments?: unknown };
+    return parsed.arguments && typeof parsed.arguments === 'object' && !Array.isArray(parsed.arguments) ? (parsed.arguments as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+

@@ -1,0 +1,159 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+
+const run = promisify(execFile);
+const require = createRequire(import.meta.url);
+const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
+const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+const everythingEntry = `  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n`;
+
+let ws: TempWorkspace;
+let gateway: ServerProcess | undefined;
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  ws?.cleanup();
+});
+
+const text = (result: unknown) => ((result as { content: { type: string; text?: string }[] }).content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+const auditLines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+
+describe('elicitation through the gateway', () => {
+  it('runs a medium-risk call the human approves and not one the human declines', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n${everythingEntry}` });
+    const answers = ['accept', 'decline'] as const;
+    const asked: string[] = [];
+    gateway = await startStdioServer({
+      script: GATEWAY_CLI,
+      args: ['start', '--root', ws.root],
+      elicit: (message) => {
+        asked.push(message);
+        const answer = answers[asked.length - 1]!;
+        return answer === 'accept' ? { action: 'accept', content: { approve: true } } : { action: 'decline' };
+      },
+    });
+    const approved = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__toggle-simulated-logging', arguments: {} } });
+    expect(approved.isError).toBeFalsy();
+    expect(asked[0]).toContain('Allow everything:toggle-simulated-logging?');
+    const declined = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__toggle-simulated-logging', arguments: {} } });
+    expect(text(declined)).toBe('Permission denied: the user declined everything:toggle-simulated-logging. Nothing was run.');
+    const decisions = auditLines(ws.path('.bulkhead/audit/gateway.jsonl')).filter((e) => e['tool'] === 'everything:toggle-simulated-logging').map((e) => [e['decision'], e['outcome']]);
+    expect(decisions).toEqual([
+      ['ask:approved', 'ok'],
+      ['ask:declined', 'denied'],
+    ]);
+  });
+});
+
+describe('hooks.yaml', () => {
+  it('blocks a call when a pre_tool hook exits 2, with its stderr as the reason', async () => {
+    ws = tempWorkspace({
+      'notes.txt': 'x\n',
+      '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n',
+      '.bulkhead/hooks.yaml': 'pre_tool:\n  - matcher: "fs:read_file"\n    command: "echo no reading on Fridays >&2; exit 2"\n',
+    });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    const blocked = await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'notes.txt' } });
+    expect(text(blocked)).toBe('Blocked by a pre_tool hook (fs:read_file): no reading on Fridays. Nothing was run.');
+    const grep = await gateway.client.callTool({ name: 'fs__grep', arguments: { pattern: 'x' } });
+    expect(text(grep)).toBe('notes.txt');
+    const hookLines = auditLines(ws.path('.bulkhead/audit/gateway.jsonl')).filter((e) => e['tool'] === 'hook:pre_tool');
+    expect(hookLines).toHaveLength(1);
+    expect(hookLines[0]).toMatchObject({ outcome: 'denied', error: 'no reading on Fridays' });
+  });
+
+  it('lets a pre_tool hook rewrite the arguments, which are validated again, and runs post_tool hooks with the result', async () => {
+    ws = tempWorkspace({
+      'public.txt': 'public\n',
+      'private.txt': 'private\n',
+      '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n',
+      '.bulkhead/hooks.yaml': [
+        'pre_tool:',
+        '  - matcher: "fs:read_file"',
+        `    command: "echo '{\\"arguments\\": {\\"path\\": \\"public.txt\\"}}'"`,
+        '  - matcher: "fs:grep"',
+        `    command: "echo '{\\"arguments\\": {\\"pattern\\": 42}}'"`,
+        'post_tool:',
+        '  - matcher: "fs"',
+        '    command: "cat > post.json"',
+        '',
+      ].join('\n'),
+    });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    expect(text(await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'private.txt' } }))).toBe('     1\tpublic');
+    const post = JSON.parse(readFileSync(ws.path('post.json'), 'utf8')) as { event: string; tool: string; arguments: unknown; result: { content: { text: string }[] } };
+    expect(post).toMatchObject({ event: 'post_tool', tool: 'fs:read_file', arguments: { path: 'public.txt' } });
+    expect(post.result.content[0]!.text).toBe('     1\tpublic');
+    const rewritten = await gateway.client.callTool({ name: 'fs__grep', arguments: { pattern: 'public' } });
+    expect(rewritten.isError).toBe(true);
+    expect(text(rewritten)).toMatch(/^Invalid arguments for fs:grep: `pattern` must be string\. Expected: /);
+  });
+});
+
+describe('tool_policy.yaml', () => {
+  it('keeps the list stable in stable mode and serves everything through call_tool', async () => {
+    ws = tempWorkspace({ 'a.txt': 'a\n', '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n', '.bulkhead/tool_policy.yaml': 'mode: stable\ncore_tools: []\n' });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    expect((await gateway.client.listTools()).tools.map((t) => t.name)).toEqual(['tool_search', 'call_tool', 'list_tools']);
+    expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'fs:read_file', arguments: { path: 'a.txt' } } }))).toBe('     1\ta');
+  });
+
+  it('evicts the least recently used loaded tool past max_active', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n', '.bulkhead/tool_policy.yaml': 'core_tools: []\nmax_active: 2\n' });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    await gateway.client.callTool({ name: 'load_tools', arguments: { names: ['fs__read_file', 'fs__grep'] } });
+    await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: '.' } });
+    const third = await gateway.client.callTool({ name: 'load_tools', arguments: { names: ['fs__list_files'] } });
+    expect(text(third)).toBe('Loaded: fs__list_files\nUnloaded to stay within the active limit: fs:grep');
+    expect((await gateway.client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('fs__')).sort()).toEqual(['fs__list_files', 'fs__read_file']);
+  });
+});
+
+describe('profiles', () => {
+  const config = `servers:\n  fs: {}\n${everythingEntry}profiles:\n  readonly:\n    namespaces: [fs]\n    autonomy: read_only\n  everything_only:\n    tools: ["everything:*"]\n    autonomy: full\n`;
+
+  it('exposes only what the profile names', async () => {
+    ws = tempWorkspace({ 'a.txt': 'a\n', '.bulkhead/bulkhead.yaml': config, '.bulkhead/permissions.yaml': 'allow:\n  - everything\n' });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root, '--profile', 'readonly'] });
+    expect(text(await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'echo a message back' } }))).not.toContain('everything');
+    const call = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'x' } } });
+    expect(text(call)).toBe('Unknown tool everything__echo; use tool_search to find tools (names look like fs__read_file or fs:read_file)');
+    expect(text(await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'a.txt' } }))).toBe('     1\ta');
+  });
+
+  it('cannot widen the autonomy of permissions.yaml', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': config, '.bulkhead/permissions.yaml': 'autonomy: read_only\n' });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root, '--profile', 'everything_only'] });
+    const call = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__toggle-simulated-logging', arguments: {} } });
+    expect(text(call)).toBe('Unknown tool everything__toggle-simulated-logging; use tool_search to find tools (names look like fs__read_file or fs:read_file)');
+    expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'ro' } } }))).toBe('Echo: ro');
+  });
+
+  it('refuses an unknown profile', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': config });
+    const failure = await run(process.execPath, [GATEWAY_CLI, 'start', '--root', ws.root, '--profile', 'admin']).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2, stderr: 'bulkhead: unknown profile admin; profiles in bulkhead.yaml: readonly, everything_only\n' });
+  });
+});
+
+describe('bulkhead.yaml', () => {
+  it('rejects duplicate namespaces with the line', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n  fs: {}\n' });
+    const failure = await run(process.execPath, [GATEWAY_CLI, 'start', '--root', ws.root]).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    expect((failure as { stderr: string }).stderr).toBe(`bulkhead: ${ws.path('.bulkhead/bulkhead.yaml')} line 3: not valid YAML: Map keys must be unique\n`);
+  });
+
+  it('names a third-party entry without command or url', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': 'servers:\n  weather: {}\n' });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    expect(gateway.stderr()).toContain('bulkhead: weather: not a built-in compartment (fs, fs_write, shell, web, git, ladder), so it needs command (stdio) or url (HTTP)');
+  });
+});
