@@ -99,6 +99,7 @@ async function start(values: Record<string, unknown>): Promise<void> {
   const running = await serveHttp(loaded.gateway, {
     ...parseHostPort(values['http']),
     ...(token ? { token } : {}),
+    tokens: loaded.tokens,
     allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
     allowedHosts: (values['allow-host'] as string[] | undefined) ?? [],
   }).catch(async (error: unknown) => {

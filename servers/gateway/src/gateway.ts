@@ -43,15 +43,23 @@ export interface GatewayOptions {
   readonly builtins: ReadonlySet<string>;
   readonly config: GatewayConfig;
   readonly toolPolicy: ToolPolicy;
-  readonly gate: GateMode;
+  /** What a caller without a token profile (stdio, or the default token) may use. */
+  readonly access: Access;
+  /** Over HTTP: the access of each bearer token's profile, by the token's label. */
+  readonly accessByToken?: ReadonlyMap<string, Access>;
   readonly audit: AuditPolicy;
   readonly limits: OutputLimits;
-  /** Narrows what this gateway exposes (a profile); never widens the permission policy. */
-  readonly visibleTo?: (entry: CatalogEntry) => boolean;
   readonly restartPolicy?: RestartPolicy;
   readonly hooks?: HooksConfig;
   /** Where hook commands run (the first root). */
   readonly hookCwd?: string;
+}
+
+/** What one caller may see and do: a profile's view and the permission gate narrowed for it. */
+export interface Access {
+  readonly gate: GateMode;
+  /** Narrows what is exposed (a profile); never widens the permission policy. */
+  readonly visibleTo?: (entry: CatalogEntry) => boolean;
 }
 
 export interface Gateway extends ToolServer {
@@ -83,11 +91,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   const downstreams = new Map(options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy)]));
 
   /** Discovery never grants permission: a tool denied outright is not found, listed or loadable. */
-  const visible = (entry: CatalogEntry): boolean => {
-    if (options.visibleTo && !options.visibleTo(entry)) return false;
-    if (options.gate.kind !== 'self') return true;
-    return options.gate.permissions.decide({ qualifiedName: entry.qualified, risk: entry.risk, args: {} }).verdict !== 'deny';
+  const visibleUnder = (access: Access) => (entry: CatalogEntry): boolean => {
+    if (access.visibleTo && !access.visibleTo(entry)) return false;
+    if (access.gate.kind !== 'self') return true;
+    return access.gate.permissions.decide({ qualifiedName: entry.qualified, risk: entry.risk, args: {} }).verdict !== 'deny';
   };
+  const accessOf = (label: string | undefined): Access => (label !== undefined ? options.accessByToken?.get(label) : undefined) ?? options.access;
   const isCore = (entry: CatalogEntry) => corePatterns.some((pattern) => !pattern.argument && pattern.matchesName(entry.qualified));
   const stableMode = options.toolPolicy.mode === 'stable';
 
@@ -102,13 +111,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
-  const downstreamChain = (entry: CatalogEntry) => {
+  const downstreamChain = (entry: CatalogEntry, gate: GateMode) => {
     const validate = (state: CallState) => validator.validate(entry.qualified, entry.tool, state.rawArgs);
     return compose<CallState>([
       auditor.middleware(),
       validateMiddleware(validate),
       hooks.preToolMiddleware(validate),
-      gateMiddleware(options.gate),
+      gateMiddleware(gate),
       errorMiddleware,
       limitMiddleware(options.limits),
       hooks.postToolMiddleware(),
@@ -126,7 +135,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ]);
   };
 
-  const callDownstream: MetaContext['callDownstream'] = async (entry, args, call) => {
+  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit'>, gate: GateMode): Promise<CallToolResult> => {
     const state: CallState = {
       target: { risk: entry.risk, ...(entry.subjectArg ? { subjectArg: entry.subjectArg } : {}) },
       qualifiedName: entry.qualified,
@@ -138,7 +147,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       clientCanElicit: call.clientCanElicit,
       decision: 'none',
     };
-    await downstreamChain(entry)(state);
+    await downstreamChain(entry, gate)(state);
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
   };
 
@@ -167,22 +176,33 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
     const exposedMeta = metaTools.filter((tool) => !stableMode || tool.stable);
 
-    server.setRequestHandler(ListToolsRequestSchema, async () => {
+    server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+      const visible = visibleUnder(accessOf(extra.authInfo?.clientId));
       const proxied = catalog.entries().filter((entry) => visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified))));
       return { tools: [...proxied.map((entry) => ({ ...entry.tool, name: entry.wire })), ...exposedMeta.map(metaDescription)] };
     });
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+      const access = accessOf(extra.authInfo?.clientId);
+      const visible = visibleUnder(access);
       const call = {
         extra,
         signal: AbortSignal.any([extra.signal, shutdown.signal]),
-        caller: callerOf(server.getClientVersion(), extra.sessionId),
+        caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
       };
       const name = request.params.name;
       const meta = exposedMeta.find((tool) => tool.name === name);
       if (meta) {
-        const ctx: MetaContext = { catalog, session, mode: options.toolPolicy.mode, visible, callDownstream, listChanged, state: call };
+        const ctx: MetaContext = {
+          catalog,
+          session,
+          mode: options.toolPolicy.mode,
+          visible,
+          callDownstream: (entry, args, state) => callDownstream(entry, args, state, access.gate),
+          listChanged,
+          state: call,
+        };
         const state: CallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none' };
         await metaChain(meta, ctx)(state);
         return state.result ?? errorResult(`${name} returned nothing`);
@@ -197,7 +217,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         throw new McpError(ErrorCode.InvalidParams, message);
       }
       session.touch(entry.qualified);
-      return callDownstream(entry, request.params.arguments ?? {}, call);
+      return callDownstream(entry, request.params.arguments ?? {}, call, access.gate);
     });
     sessions.add(server);
     server.onclose = () => sessions.delete(server);
@@ -210,6 +230,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     catalog,
     downstreams,
     get toolNames() {
+      const visible = visibleUnder(options.access);
       return [...catalog.entries().filter((entry) => visible(entry) && isCore(entry)).map((entry) => entry.wire), ...metaTools.map((tool) => tool.name)];
     },
     start: async () => {

@@ -1,10 +1,10 @@
 import { resolve, join } from 'node:path';
-import { auditPolicySchema, AUDIT_POLICY_FILE, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, type AuditPolicy } from '@bulkhead/core';
+import { readFileSync } from 'node:fs';
+import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, type AuditPolicy } from '@bulkhead/core';
 import { resolveDownstreams } from './config/downstreams.js';
 import { HOOKS_FILE, hooksSchema } from './config/hooks.js';
 import { GATEWAY_CONFIG_FILE, gatewayConfigSchema, TOOL_POLICY_FILE, toolPolicySchema, type GatewayConfig } from './config/schema.js';
-import { createGateway, type Gateway } from './gateway.js';
-import type { CatalogEntry } from './catalog.js';
+import { createGateway, type Access, type Gateway } from './gateway.js';
 
 export interface GatewaySetup {
   readonly roots: readonly string[];
@@ -17,17 +17,28 @@ export interface LoadedGateway {
   /** Configured servers that cannot run, to tell the user rather than crash. */
   readonly problems: readonly string[];
   readonly audit: AuditPolicy;
+  /** Bearer tokens from bulkhead.yaml, labelled with the profile each maps to. */
+  readonly tokens: readonly { readonly token: string; readonly label: string }[];
 }
 
-function profileFilter(config: GatewayConfig, name: string | undefined): ((entry: CatalogEntry) => boolean) | undefined {
-  if (name === undefined) return undefined;
+function profileAccess(config: GatewayConfig, permissions: PermissionGate, name: string | undefined, where: string): Access {
+  if (name === undefined) return { gate: { kind: 'self', permissions } };
   const profile = config.profiles[name];
   if (!profile) {
     const known = Object.keys(config.profiles);
-    throw new Error(`unknown profile ${name}; ${known.length ? `profiles in ${GATEWAY_CONFIG_FILE}: ${known.join(', ')}` : `${GATEWAY_CONFIG_FILE} defines none`}`);
+    throw new ConfigError(`unknown profile ${name}${where}; ${known.length ? `profiles in ${GATEWAY_CONFIG_FILE}: ${known.join(', ')}` : `${GATEWAY_CONFIG_FILE} defines none`}`);
   }
   const tools = profile.tools?.map(parseToolPattern);
-  return (entry) => (!profile.namespaces || profile.namespaces.includes(entry.namespace)) && (!tools || tools.some((pattern) => pattern.matchesName(entry.qualified)));
+  return {
+    gate: { kind: 'self', permissions: profile.autonomy ? permissions.narrowedTo(profile.autonomy) : permissions },
+    visibleTo: (entry) => (!profile.namespaces || profile.namespaces.includes(entry.namespace)) && (!tools || tools.some((pattern) => pattern.matchesName(entry.qualified))),
+  };
+}
+
+function readToken(file: string): string {
+  const token = readFileSync(file, 'utf8').trim();
+  if (token.length < 16) throw new ConfigError(`${file} holds ${token.length} characters; a token needs at least 16`);
+  return token;
 }
 
 /** Reads the control-plane folder and builds a gateway (not started yet). */
@@ -39,23 +50,25 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
   const audit = loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value;
   const hooks = loadYamlFile(controlDir, HOOKS_FILE, hooksSchema).value;
   const permissions = PermissionGate.load(controlDir);
-  const gatePermissions = setup.profile && config.profiles[setup.profile]?.autonomy ? permissions.narrowedTo(config.profiles[setup.profile]!.autonomy!) : permissions;
   const { specs, problems, builtins } = resolveDownstreams(config, roots, controlDir);
-  const visibleTo = profileFilter(config, setup.profile);
+  const tokens = config.tokens.map((entry, index) => ({ token: readToken(resolve(controlDir, entry.file)), label: entry.profile ?? `token-${index + 1}` }));
+  const accessByToken = new Map(
+    config.tokens.map((entry, index) => [entry.profile ?? `token-${index + 1}`, profileAccess(config, permissions, entry.profile, ` (tokens[${index}] in ${GATEWAY_CONFIG_FILE})`)] as const),
+  );
   const gateway = createGateway({
     controlDir,
     downstreams: specs,
     builtins,
     config,
     toolPolicy,
-    gate: { kind: 'self', permissions: gatePermissions },
+    access: profileAccess(config, permissions, setup.profile, ''),
+    accessByToken,
     audit,
     limits: DEFAULT_OUTPUT_LIMITS,
     hooks,
     hookCwd: roots[0]!,
-    ...(visibleTo ? { visibleTo } : {}),
   });
-  return { gateway, problems, audit };
+  return { gateway, problems, audit, tokens };
 }
 
 export function defaultControlDir(roots: readonly string[]): string {

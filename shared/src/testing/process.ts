@@ -91,7 +91,7 @@ export interface HttpServerProcess extends ServerProcess {
 
 /** Starts a real server process with `--http 127.0.0.1:0`, waits for its URL and connects. */
 export async function startHttpServer(options: StartOptions): Promise<HttpServerProcess> {
-  const args = [options.script, '--http', options.listen ?? '127.0.0.1:0', ...(options.args ?? [])];
+  const args = [options.script, ...(options.args ?? []), '--http', options.listen ?? '127.0.0.1:0'];
   const child = spawn(process.execPath, args, {
     cwd: options.cwd,
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...options.env },

@@ -4,6 +4,7 @@ import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { ToolServer } from '../kit/server.js';
 
 export const MCP_PATH = '/mcp';
@@ -13,8 +14,10 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export interface HttpOptions {
   readonly host: string;
   readonly port: number;
-  /** Required when bound beyond loopback. */
+  /** Required when bound beyond loopback (unless `tokens` gives some). */
   readonly token?: string;
+  /** More accepted tokens, each with a label the server sees as `authInfo.clientId` (a gateway maps it to a profile). */
+  readonly tokens?: readonly { readonly token: string; readonly label: string }[];
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
   readonly maxBodyBytes?: number;
@@ -65,12 +68,17 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-function sameToken(expected: string, header: string | undefined): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  if (!match) return false;
-  const given = Buffer.from(match[1]!.trim());
+function sameToken(expected: string, given: Buffer): boolean {
   const wanted = Buffer.from(expected);
   return given.length === wanted.length && timingSafeEqual(given, wanted);
+}
+
+/** The label of the token the request carries, or undefined when it carries none of them. */
+function tokenLabel(accepted: readonly { token: string; label: string }[], header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  if (!match) return undefined;
+  const given = Buffer.from(match[1]!.trim());
+  return accepted.find((entry) => sameToken(entry.token, given))?.label;
 }
 
 /**
@@ -79,12 +87,15 @@ function sameToken(expected: string, header: string | undefined): boolean {
  * the body size.
  */
 export async function serveHttp(toolServer: ToolServer, options: HttpOptions): Promise<RunningHttp> {
-  if (!isLoopback(options.host) && !options.token) {
+  const accepted = [...(options.token ? [{ token: options.token, label: 'default' }] : []), ...(options.tokens ?? [])];
+  if (!isLoopback(options.host) && accepted.length === 0) {
     throw new Error(`binding to ${options.host} exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token`);
   }
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const lastSeen = new Map<string, number>();
+  /** The token label each session was opened with; a session cannot change hands. */
+  const sessionLabels = new Map<string, string | undefined>();
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   let port = options.port;
   const sweeper = setInterval(() => {
@@ -137,15 +148,20 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
       return;
     }
     if (url.pathname !== MCP_PATH) return jsonError(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
-    if (options.token && !sameToken(options.token, req.headers.authorization)) {
+    const label = accepted.length > 0 ? tokenLabel(accepted, req.headers.authorization) : undefined;
+    if (accepted.length > 0 && label === undefined) {
       return jsonError(res, 401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
     }
+    if (label !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = { token: label, clientId: label, scopes: [] };
     const declared = Number(req.headers['content-length'] ?? '0');
     if (declared > maxBody) return jsonError(res, 413, `request body is ${declared} bytes; the limit is ${maxBody}`);
 
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
-    if (existing && typeof sessionId === 'string') lastSeen.set(sessionId, Date.now());
+    if (existing && typeof sessionId === 'string') {
+      if (sessionLabels.get(sessionId) !== label) return jsonError(res, 403, 'this session was opened with another bearer token');
+      lastSeen.set(sessionId, Date.now());
+    }
 
     if (req.method === 'POST') {
       let body: unknown;
@@ -163,12 +179,14 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (id) => {
           sessions.set(id, transport);
+          sessionLabels.set(id, label);
           lastSeen.set(id, Date.now());
         },
       });
       transport.onclose = () => {
         if (!transport.sessionId) return;
         sessions.delete(transport.sessionId);
+        sessionLabels.delete(transport.sessionId);
         lastSeen.delete(transport.sessionId);
       };
       await toolServer.connect(transport);

@@ -38,6 +38,15 @@ export const gatewayConfigSchema = z.strictObject({
     )
     .default({})
     .describe('Named views (--profile NAME): each narrows what is exposed and the autonomy'),
+  tokens: z
+    .array(
+      z.strictObject({
+        file: z.string().min(1).describe('File holding the bearer token (relative to this folder); the token itself never goes in this file'),
+        profile: z.string().optional().describe('The profile a client presenting this token gets (none: everything permissions.yaml allows)'),
+      }),
+    )
+    .default([])
+    .describe('Over HTTP: accepted bearer tokens, each mapped to one profile'),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

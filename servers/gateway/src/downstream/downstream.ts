@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '@bulkhead/core';
 import { ChildProcessTransport, type ChildSpec } from './child-transport.js';
 
@@ -155,6 +155,11 @@ export class Downstream {
       if (options.signal.aborted) throw error;
       if (client !== this.client || this.state !== 'ready') {
         throw new ToolError(`${this.namespace} stopped while running ${name}; it is restarting and the call was not completed. Try again shortly.`, 'unavailable');
+      }
+      if (this.spec.kind === 'http' && !(error instanceof McpError)) {
+        this.lastError = error instanceof Error ? error.message : String(error);
+        this.onDisconnect(client);
+        throw new ToolError(`${this.namespace} (${this.spec.url}) could not be reached (${this.lastError}); reconnecting. Try again shortly.`, 'unavailable');
       }
       throw error;
     }

@@ -1,16 +1,17 @@
 // The retrieval index behind the gateway's `tool_search`.
 //
 // Ranking, in order of precedence:
-//   1. an exact tool name (`ns:tool`, wire form `ns__tool`, or plain `tool`, case-insensitive)
-//      ranks first;
+//   1. an exact tool name (`ns:tool`, wire form `ns__tool`, or plain `tool`; case-insensitive,
+//      surrounding quotes or backticks ignored) ranks first;
 //   2. BM25F over the fields of a tool (name, namespace, title, first sentence, description,
 //      parameter names, parameter descriptions), each field with its own weight and length
-//      normalisation, then one saturation per term (Robertson & Zaragoza's BM25F);
-//      query words expand to their family in a small generic synonym table (lower weight), and a
-//      query word the corpus does not know expands to the corpus words it is a prefix of, or to the
-//      two corpus words it is glued from ("readfile");
+//      normalisation, one saturation per term (Robertson & Zaragoza's BM25F). Every text goes
+//      through one analyser (tokenize.ts: identifier splitting, stop words, Porter stemming). Query
+//      words expand to their synonyms (synonyms.ts) at a lower weight; a query word the corpus does
+//      not know expands to the corpus terms it is a prefix of, to the longest corpus term that is a
+//      prefix of it, or to the two corpus words it is glued from ("readfile");
 //   3. when no term matches at all, a keyword fallback: substring match of the query's words in
-//      names and descriptions.
+//      names, titles and descriptions.
 // Ties are broken by qualified name, so the same index and query always give the same list.
 // Everything that does not depend on the query is computed once in `build`.
 //
@@ -18,8 +19,10 @@
 // `filter` for what the caller may see; a filtered-out tool is never returned, not even for its
 // exact name.
 
-import { SYNONYM_FAMILIES } from './synonyms.js';
-import { term, terms, words } from './tokenize.js';
+import { synonymTable, type SynonymTable } from './synonyms.js';
+import { term, termsOf, words } from './tokenize.js';
+
+export { FAMILY_WEIGHT, SYNONYM_FAMILIES, WORDNET_WEIGHT } from './synonyms.js';
 
 export interface ToolParam {
   readonly name: string;
@@ -54,7 +57,7 @@ export const DEFAULT_LIMIT = 5;
 /** Longer queries are cut here: search work stays bounded whatever a caller sends. */
 export const MAX_QUERY_CHARS = 1000;
 
-// ── ranking parameters (generic BM25F settings, not fitted to any query set) ──────────────────
+// ── ranking parameters (textbook BM25 settings, not fitted to any query set) ──────────────────
 
 interface FieldSpec {
   /** How much one occurrence in this field counts against one in the description. */
@@ -67,6 +70,7 @@ export const FIELDS = {
   name: { weight: 3, b: 0.3 },
   namespace: { weight: 1, b: 0.3 },
   title: { weight: 2, b: 0.5 },
+  /** The description's first sentence, which usually says what the tool is for (counted again). */
   lead: { weight: 1, b: 0.5 },
   description: { weight: 1, b: 0.75 },
   paramName: { weight: 1.5, b: 0.5 },
@@ -75,72 +79,11 @@ export const FIELDS = {
 export type Field = keyof typeof FIELDS;
 const FIELD_NAMES = Object.keys(FIELDS) as Field[];
 
-/**
- * Switches for evaluating the ranking's parts (the bench's ablation table). The defaults are the
- * ranking `tool_search` uses; the gateway passes none.
- */
-export interface IndexOptions {
-  /** Field weights replacing the defaults of FIELDS; 0 leaves a field out. */
-  readonly fieldWeights?: Partial<Record<Field, number>>;
-  /** Porter stemming (default on). */
-  readonly stemming?: boolean;
-  /** Synonym-family expansion of query words (default on). */
-  readonly synonyms?: boolean;
-  /** Splitting of glued words into two corpus words (default on). */
-  readonly compounds?: boolean;
-  /** Prefix expansion of query words the corpus does not know (default on). */
-  readonly prefixes?: boolean;
-  /** EXPERIMENT: extra synonyms, stem → stems. */
-  readonly extraSynonyms?: ReadonlyMap<string, readonly string[]>;
-  readonly extraWeight?: number;
-  readonly prf?: number;
-  readonly coverage?: number;
-  readonly boilerplate?: number;
-  readonly prfDocs?: number;
-  readonly prfTerms?: number;
-}
-
-interface Settings {
-  readonly weights: Record<Field, number>;
-  readonly stemming: boolean;
-  readonly synonyms: boolean;
-  readonly compounds: boolean;
-  readonly prefixes: boolean;
-  readonly extraSynonyms: ReadonlyMap<string, readonly string[]>;
-  readonly extraWeight: number;
-  readonly prf: number;
-  readonly coverage: number;
-  readonly boilerplate: number;
-  readonly prfDocs: number;
-  readonly prfTerms: number;
-}
-
-function settings(options: IndexOptions): Settings {
-  const weights = {} as Record<Field, number>;
-  for (const field of FIELD_NAMES) weights[field] = options.fieldWeights?.[field] ?? FIELDS[field].weight;
-  return {
-    weights,
-    stemming: options.stemming ?? true,
-    synonyms: options.synonyms ?? true,
-    compounds: options.compounds ?? true,
-    prefixes: options.prefixes ?? true,
-    extraSynonyms: options.extraSynonyms ?? new Map(),
-    extraWeight: options.extraWeight ?? 0.3,
-    prf: options.prf ?? 0,
-    coverage: options.coverage ?? 0,
-    boilerplate: options.boilerplate ?? 0,
-    prfDocs: options.prfDocs ?? 3,
-    prfTerms: options.prfTerms ?? 10,
-  };
-}
-
 /** BM25 term-frequency saturation. */
 const K1 = 1.2;
-/** Weight of a synonym of a query word, against 1 for the word itself. */
-const SYNONYM_WEIGHT = 0.5;
-/** Weight of a corpus word that an unknown query word is a prefix of. */
+/** Weight of a corpus term found from an unknown query word by prefix, against 1 for a match. */
 const PREFIX_WEIGHT = 0.5;
-/** Prefix expansion only for query words at least this long, and to at most this many terms. */
+/** Forward prefix expansion only for query words at least this long, and to at most this many terms. */
 const PREFIX_MIN_CHARS = 3;
 const PREFIX_MAX_TERMS = 10;
 /** A corpus term that an unknown query word starts with must be at least this long. */
@@ -148,7 +91,33 @@ const BACK_PREFIX_MIN_CHARS = 4;
 /** Parts of a glued word ("sequentialthinking") must be at least this long. */
 const COMPOUND_PART_MIN_CHARS = 3;
 
-// ── helpers for results ────────────────────────────────────────────────────────────────────
+/**
+ * Switches for measuring the ranking's parts (the bench's ablation table). The defaults are the
+ * ranking `tool_search` uses; the gateway passes none.
+ */
+export interface IndexOptions {
+  /** Field weights replacing those of FIELDS; 0 leaves a field out. */
+  readonly fieldWeights?: Partial<Record<Field, number>>;
+  /** Porter stemming (default on). */
+  readonly stemming?: boolean;
+  /** Expansion with the hand-written synonym families (default on). */
+  readonly families?: boolean;
+  /** Expansion with the WordNet thesaurus (default on). */
+  readonly wordnet?: boolean;
+  /** Splitting glued words into two corpus words (default on). */
+  readonly compounds?: boolean;
+  /** Prefix expansion of query words the corpus does not know (default on). */
+  readonly prefixes?: boolean;
+}
+
+interface Settings {
+  readonly weights: Readonly<Record<Field, number>>;
+  readonly stemming: boolean;
+  readonly compounds: boolean;
+  readonly prefixes: boolean;
+}
+
+// ── helpers for results and for the gateway ─────────────────────────────────────────────────
 
 /** First paragraph of a description, whitespace collapsed, cut at a word boundary past `maxChars`. */
 export function firstParagraph(text: string, maxChars = 400): string {
@@ -163,7 +132,9 @@ export function firstParagraph(text: string, maxChars = 400): string {
 export function paramSummary(doc: ToolDoc, maxChars = 200): string {
   if (doc.params.length === 0) return '(none)';
   const text = doc.params.map((param) => param.name).join(', ');
-  return text.length <= maxChars ? text : `${text.slice(0, text.lastIndexOf(', ', maxChars))}, …`;
+  if (text.length <= maxChars) return text;
+  const cut = text.lastIndexOf(', ', maxChars);
+  return `${cut > 0 ? text.slice(0, cut) : text.slice(0, maxChars)}, …`;
 }
 
 /** `select:a,b` → ['a', 'b'] (trimmed, empty names dropped); undefined when the query is no select. */
@@ -180,7 +151,10 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** A ToolDoc from an MCP tool: parameters are the top-level `properties` of its input schema. */
+/**
+ * A ToolDoc from an MCP tool: parameters are the top-level `properties` of its input schema, with
+ * their `description`s (nested properties are not indexed). An empty namespace gives a plain name.
+ */
 export function docFromJsonSchema(namespace: string, tool: { name: string; title?: string; description?: string; inputSchema?: unknown }): ToolDoc {
   const properties = isRecord(tool.inputSchema) && isRecord(tool.inputSchema.properties) ? tool.inputSchema.properties : {};
   const params = Object.entries(properties).map(([name, schema]): ToolParam => {
@@ -197,11 +171,18 @@ export function docFromJsonSchema(namespace: string, tool: { name: string; title
   };
 }
 
+// ── the index ──────────────────────────────────────────────────────────────────────────────
+
 /** The forms of a tool's name that count as an exact match, lower case. */
 function nameKeys(doc: ToolDoc): string[] {
   const keys = [doc.name, doc.tool];
   if (doc.namespace) keys.push(`${doc.namespace}:${doc.tool}`, `${doc.namespace}__${doc.tool}`);
   return [...new Set(keys.map((key) => key.toLowerCase()))];
+}
+
+/** A query as a name key: trimmed, lower case, one pair of surrounding quotes or backticks removed. */
+function asNameKey(query: string): string {
+  return query.replace(/^(["'`])(.*)\1$/s, '$2').trim().toLowerCase();
 }
 
 /** First sentence of a description: up to the first `. ` (or line break), at most 300 chars. */
@@ -220,23 +201,49 @@ interface Postings {
 
 type FieldTerms = Record<Field, string[]>;
 
+/** The words of each text of a doc. */
+interface DocWords {
+  readonly tool: string[];
+  readonly namespace: string[];
+  readonly title: string[];
+  readonly lead: string[];
+  readonly description: string[];
+  readonly params: readonly { readonly name: string[]; readonly description: string[] }[];
+}
+
+function docWordsOf(doc: ToolDoc): DocWords {
+  return {
+    tool: words(doc.tool),
+    namespace: words(doc.namespace),
+    title: words(doc.title ?? ''),
+    lead: words(leadSentence(doc.description)),
+    description: words(doc.description),
+    params: doc.params.map((param) => ({ name: words(param.name), description: words(param.description ?? '') })),
+  };
+}
+
 export class ToolIndex {
   readonly #docs: readonly ToolDoc[];
+  readonly #settings: Settings;
   readonly #postings: ReadonlyMap<string, Postings>;
   /** Every term of the corpus, sorted, for prefix expansion. */
   readonly #sortedTerms: readonly string[];
-  /** Raw (unstemmed) corpus words, for splitting glued query words. */
+  /** Raw (unstemmed) corpus words, for splitting glued words. */
   readonly #words: ReadonlySet<string>;
+  /** Lower-case name key → docs with that name. */
   readonly #byName: ReadonlyMap<string, readonly number[]>;
-  /** Term → the other terms of its synonym families. */
-  readonly #synonyms: ReadonlyMap<string, readonly string[]>;
+  readonly #synonyms: SynonymTable;
   /** Lower-case name, title and description per doc, for the keyword fallback. */
   readonly #haystacks: readonly string[];
-  readonly #settings: Settings;
 
   private constructor(docs: readonly ToolDoc[], options: IndexOptions) {
     this.#docs = docs;
-    this.#settings = settings(options);
+    const weights = {} as Record<Field, number>;
+    for (const field of FIELD_NAMES) weights[field] = options.fieldWeights?.[field] ?? FIELDS[field].weight;
+    const stemming = options.stemming ?? true;
+    this.#settings = { weights, stemming, compounds: options.compounds ?? true, prefixes: options.prefixes ?? true };
+    this.#synonyms = synonymTable({ stemming, families: options.families ?? true, wordnet: options.wordnet ?? true });
+
     const byName = new Map<string, number[]>();
     const seen = new Set<string>();
     docs.forEach((doc, index) => {
@@ -250,23 +257,25 @@ export class ToolIndex {
     });
     this.#byName = byName;
 
+    // Each text is split into words once; the words of the whole corpus are known before glued
+    // words are split.
+    const docWords = docs.map(docWordsOf);
     const corpusWords = new Set<string>();
-    for (const doc of docs) {
-      for (const text of [doc.tool, doc.namespace, doc.title ?? '', doc.description, ...doc.params.flatMap((p) => [p.name, p.description ?? ''])]) {
-        for (const word of words(text)) corpusWords.add(word);
+    for (const doc of docWords) {
+      for (const list of [doc.tool, doc.namespace, doc.title, doc.description, ...doc.params.flatMap((p) => [p.name, p.description])]) {
+        for (const word of list) corpusWords.add(word);
       }
     }
     this.#words = corpusWords;
-
-    const boilerplate = this.#settings.boilerplate > 0 ? repeatedSentences(docs, this.#settings.boilerplate) : new Set<string>();
-    const fieldTerms = docs.map((doc) => this.#fieldTerms(doc, boilerplate));
-    this.#nameTermsByDoc = fieldTerms.map((f) => [...new Set(f.name)]);
-    this.#postings = buildPostings(fieldTerms, this.#settings.weights);
+    this.#postings = buildPostings(
+      docWords.map((doc) => this.#fieldTerms(doc)),
+      weights,
+    );
     this.#sortedTerms = [...this.#postings.keys()].sort();
-    this.#synonyms = this.#settings.synonyms ? synonymMap(this.#settings.stemming) : new Map();
     this.#haystacks = docs.map((doc) => `${doc.name} ${doc.title ?? ''} ${doc.description}`.toLowerCase());
   }
 
+  /** An index over `docs`. Qualified names must be unique. */
   static build(docs: readonly ToolDoc[], options: IndexOptions = {}): ToolIndex {
     return new ToolIndex([...docs], options);
   }
@@ -278,49 +287,47 @@ export class ToolIndex {
   /**
    * Ranked hits, best first; `limit` default 5. An exact match of a tool name (qualified
    * `ns:tool`, wire form `ns__tool`, or plain `tool`) ranks first. An empty query (nothing but
-   * spaces) returns no hits: browsing is `list_tools`' job.
+   * white space) returns no hits: browsing is `list_tools`' job. A query of stop words only, or
+   * of words found nowhere, returns no hits either.
    */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const limit = Math.floor(options.limit ?? DEFAULT_LIMIT);
     const text = query.slice(0, MAX_QUERY_CHARS).trim();
     if (!(limit > 0) || text.length === 0) return [];
-    const allowed = (index: number): boolean => options.filter === undefined || options.filter(this.#docs[index] as ToolDoc);
+    const { filter } = options;
+    const allowed = (i: number): boolean => filter === undefined || filter(this.#docs[i] as ToolDoc);
 
-    let scores = this.#score(this.#expand(text));
-    if (this.#settings.coverage > 0) {
-      const q = this.#expand(text);
-      this.#nameTermsByDoc.forEach((nameTerms, i) => {
-        if (nameTerms.length === 0 || (scores[i] as number) <= 0) return;
-        let matched = 0;
-        for (const t of nameTerms) if (q.has(t)) matched += Math.min(1, q.get(t) as number) ;
-        scores[i] = (scores[i] as number) * (1 + this.#settings.coverage * (matched / nameTerms.length));
-      });
-    }
-    if (this.#settings.prf > 0) scores = this.#feedback(this.#expand(text), scores);
-    let candidates: number[] = [];
-    for (let i = 0; i < scores.length; i++) if ((scores[i] as number) > 0 && allowed(i)) candidates.push(i);
+    const scores = this.#score(this.#expand(text));
+    let candidates = this.#positive(scores, allowed);
     if (candidates.length === 0) {
       this.#keywordFallback(text, scores);
-      for (let i = 0; i < scores.length; i++) if ((scores[i] as number) > 0 && allowed(i)) candidates.push(i);
+      candidates = this.#positive(scores, allowed);
     }
 
-    const exact = (this.#byName.get(text.toLowerCase()) ?? []).filter(allowed);
+    const exact = (this.#byName.get(asNameKey(text)) ?? []).filter(allowed);
     if (exact.length > 0) {
+      // Above every other hit; among several tools of that plain name, by their own score.
       let top = 0;
       for (const i of candidates) top = Math.max(top, scores[i] as number);
       for (const i of exact) scores[i] = top + 1 + (scores[i] as number) / (top + 1);
-      const exactSet = new Set(exact);
-      candidates = [...exact, ...candidates.filter((i) => !exactSet.has(i))];
+      const isExact = new Set(exact);
+      candidates = [...exact, ...candidates.filter((i) => !isExact.has(i))];
     }
 
     candidates.sort((a, b) => (scores[b] as number) - (scores[a] as number) || compareNames(this.#docs[a] as ToolDoc, this.#docs[b] as ToolDoc));
     return candidates.slice(0, limit).map((i) => ({ doc: this.#docs[i] as ToolDoc, score: scores[i] as number }));
   }
 
+  #positive(scores: Float64Array, allowed: (i: number) => boolean): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < scores.length; i++) if ((scores[i] as number) > 0 && allowed(i)) out.push(i);
+    return out;
+  }
+
   /** A glued word split in two corpus words ("sequentialthinking" → sequential thinking), if any. */
   #splitCompound(word: string): [string, string] | undefined {
-    if (!this.#settings.compounds || !/^[a-z]+$/.test(word) || word.length < 2 * COMPOUND_PART_MIN_CHARS) return undefined;
-    // Prefer the split with the longest first part, a deterministic and usually right choice.
+    if (!this.#settings.compounds || word.length < 2 * COMPOUND_PART_MIN_CHARS || !/^[a-z]+$/.test(word)) return undefined;
+    // The split with the longest first part: deterministic, and usually the right one.
     for (let cut = word.length - COMPOUND_PART_MIN_CHARS; cut >= COMPOUND_PART_MIN_CHARS; cut--) {
       const head = word.slice(0, cut);
       const tail = word.slice(cut);
@@ -329,11 +336,11 @@ export class ToolIndex {
     return undefined;
   }
 
-  /** Terms of a name-like text, glued words also split into their parts. */
-  #nameTerms(text: string): string[] {
+  /** Terms of a name's words, glued words also split into their parts. */
+  #nameTerms(list: readonly string[]): string[] {
     const { stemming } = this.#settings;
     const out: string[] = [];
-    for (const word of words(text)) {
+    for (const word of list) {
       const t = term(word, stemming);
       if (t !== undefined) out.push(t);
       for (const part of this.#splitCompound(word) ?? []) {
@@ -344,21 +351,20 @@ export class ToolIndex {
     return out;
   }
 
-  #fieldTerms(doc: ToolDoc, boilerplate: ReadonlySet<string>): FieldTerms {
+  #fieldTerms(doc: DocWords): FieldTerms {
     const { stemming } = this.#settings;
-    const description = boilerplate.size === 0 ? doc.description : sentences(doc.description).filter((x) => !boilerplate.has(x)).join(' ');
     return {
       name: this.#nameTerms(doc.tool),
       namespace: this.#nameTerms(doc.namespace),
-      title: terms(doc.title ?? '', stemming),
-      lead: terms(leadSentence(doc.description), stemming),
-      description: terms(description, stemming),
+      title: termsOf(doc.title, stemming),
+      lead: termsOf(doc.lead, stemming),
+      description: termsOf(doc.description, stemming),
       paramName: doc.params.flatMap((param) => this.#nameTerms(param.name)),
-      paramDescription: doc.params.flatMap((param) => terms(param.description ?? '', stemming)),
+      paramDescription: doc.params.flatMap((param) => termsOf(param.description, stemming)),
     };
   }
 
-  /** Query terms with their weights: the words themselves, their synonyms, prefix and compound expansions. */
+  /** Query terms with their weights: the words, their synonyms, prefix and compound expansions. */
   #expand(text: string): Map<string, number> {
     const weights = new Map<string, number>();
     const add = (t: string, weight: number): void => {
@@ -369,9 +375,9 @@ export class ToolIndex {
       const t = term(word, stemming);
       if (t === undefined) continue;
       add(t, 1);
-      for (const synonym of this.#synonyms.get(t) ?? []) add(synonym, SYNONYM_WEIGHT);
-      for (const synonym of this.#settings.extraSynonyms.get(t) ?? []) add(synonym, this.#settings.extraWeight);
+      for (const [synonym, weight] of this.#synonyms.get(t) ?? []) add(synonym, weight);
       if (this.#postings.has(t)) continue;
+      // A word the corpus does not know: a glued compound, or another form of a known root.
       const parts = this.#splitCompound(word);
       if (parts) {
         for (const part of parts) {
@@ -381,18 +387,8 @@ export class ToolIndex {
         continue;
       }
       if (!prefixes) continue;
-      if (process.env.MORPH) {
-        const m = /^(sub|un|re|pre|multi|non|de|dis|over|super)(.{4,})$/.exec(word);
-        const rest = m ? term(m[2] as string, stemming) : undefined;
-        if (rest !== undefined && this.#postings.has(rest)) {
-          add(rest, PREFIX_WEIGHT);
-          for (const synonym of this.#synonyms.get(rest) ?? []) add(synonym, PREFIX_WEIGHT * SYNONYM_WEIGHT);
-          continue;
-        }
-      }
       if (word.length >= PREFIX_MIN_CHARS) for (const longer of this.#termsWithPrefix(t)) add(longer, PREFIX_WEIGHT);
-      // The longest corpus term the word starts with: other derivations of one root
-      // (relationship → relation, timestamps → time).
+      // The longest corpus term the word starts with (relationship → relat[ion], timestamps → time).
       for (let end = t.length - 1; end >= BACK_PREFIX_MIN_CHARS; end--) {
         const shorter = t.slice(0, end);
         if (this.#postings.has(shorter)) {
@@ -417,7 +413,7 @@ export class ToolIndex {
     for (let i = lo; i < sorted.length && out.length < PREFIX_MAX_TERMS; i++) {
       const candidate = sorted[i] as string;
       if (!candidate.startsWith(prefix)) break;
-      out.push(candidate);
+      if (candidate !== prefix) out.push(candidate);
     }
     return out;
   }
@@ -437,26 +433,7 @@ export class ToolIndex {
     return scores;
   }
 
-  #docTerms: Map<string, number>[] = [];
-  #nameTermsByDoc: string[][] = [];
-  #feedback(query: Map<string, number>, scores: Float64Array): Float64Array {
-    if (this.#docTerms.length === 0) {
-      this.#docTerms = this.#docs.map(() => new Map());
-      for (const [t, p] of this.#postings) for (let j = 0; j < p.docs.length; j++) this.#docTerms[p.docs[j] as number]!.set(t, (p.weights[j] as number) * p.idf);
-    }
-    const order = [...scores.keys()].filter((i) => (scores[i] as number) > 0).sort((a, b) => (scores[b] as number) - (scores[a] as number)).slice(0, this.#settings.prfDocs);
-    if (order.length === 0) return scores;
-    const acc = new Map<string, number>();
-    const top = scores[order[0] as number] as number;
-    for (const d of order) for (const [t, w] of this.#docTerms[d]!) acc.set(t, (acc.get(t) ?? 0) + (w * (scores[d] as number)) / top);
-    const picked = [...acc].filter(([t]) => !query.has(t)).sort((a, b) => b[1] - a[1]).slice(0, this.#settings.prfTerms);
-    const max = picked[0]?.[1] ?? 1;
-    const q2 = new Map(query);
-    for (const [t, w] of picked) q2.set(t, (this.#settings.prf * w) / max);
-    return this.#score(q2);
-  }
-
-  /** Substring matches of the query's words (two characters or more) in name, title and description. */
+  /** Share of the query's words (two characters or more) found as substrings of name, title or description. */
   #keywordFallback(text: string, scores: Float64Array): void {
     const needles = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])];
     if (needles.length === 0) return;
@@ -468,31 +445,8 @@ export class ToolIndex {
   }
 }
 
-function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+|\n+/).map((x) => x.trim()).filter((x) => x.length > 0);
-}
-
-function repeatedSentences(docs: readonly ToolDoc[], min: number): Set<string> {
-  const counts = new Map<string, number>();
-  for (const doc of docs) for (const x of new Set(sentences(doc.description))) counts.set(x, (counts.get(x) ?? 0) + 1);
-  return new Set([...counts].filter(([, c]) => c >= min).map(([x]) => x));
-}
-
 function compareNames(a: ToolDoc, b: ToolDoc): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
-}
-
-function synonymMap(stemming: boolean): Map<string, string[]> {
-  const map = new Map<string, Set<string>>();
-  for (const family of SYNONYM_FAMILIES) {
-    const stems = [...new Set(family.map((word) => term(word, stemming)).filter((t): t is string => t !== undefined))];
-    for (const t of stems) {
-      const others = map.get(t) ?? new Set<string>();
-      for (const other of stems) if (other !== t) others.add(other);
-      map.set(t, others);
-    }
-  }
-  return new Map([...map].map(([t, others]) => [t, [...others]]));
 }
 
 /** BM25F: per-field length-normalised frequencies, weighted and summed, then saturated once. */
@@ -501,26 +455,26 @@ function buildPostings(fieldTerms: readonly FieldTerms[], fieldWeights: Readonly
   const avgLength = {} as Record<Field, number>;
   for (const field of FIELD_NAMES) {
     const total = fieldTerms.reduce((sum, doc) => sum + doc[field].length, 0);
-    avgLength[field] = n > 0 && total > 0 ? total / n : 1;
+    avgLength[field] = total > 0 ? total / n : 1;
   }
   const perTerm = new Map<string, { docs: number[]; weights: number[] }>();
   fieldTerms.forEach((doc, index) => {
     const pseudoFrequency = new Map<string, number>();
     for (const field of FIELD_NAMES) {
-      const { b } = FIELDS[field];
       const weight = fieldWeights[field];
       const list = doc[field];
       if (list.length === 0 || weight === 0) continue;
+      const { b } = FIELDS[field];
       const norm = 1 - b + (b * list.length) / avgLength[field];
       const counts = new Map<string, number>();
       for (const t of list) counts.set(t, (counts.get(t) ?? 0) + 1);
       for (const [t, count] of counts) pseudoFrequency.set(t, (pseudoFrequency.get(t) ?? 0) + (weight * count) / norm);
     }
     for (const [t, tf] of pseudoFrequency) {
-      const entry = perTerm.get(t) ?? { docs: [], weights: [] };
+      let entry = perTerm.get(t);
+      if (!entry) perTerm.set(t, (entry = { docs: [], weights: [] }));
       entry.docs.push(index);
       entry.weights.push((tf * (K1 + 1)) / (K1 + tf));
-      perTerm.set(t, entry);
     }
   });
   const postings = new Map<string, Postings>();

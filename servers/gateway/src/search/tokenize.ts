@@ -29,9 +29,20 @@ const UNSPACED_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Sc
 /** Case and digit boundaries inside an identifier: fooBar, HTMLParser, utf8, v2beta. */
 const IDENTIFIER_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{M}]+/gu;
 
+const ASCII_WORD = /[A-Za-z0-9]+/g;
+const ASCII_IDENTIFIER_PART = /[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+/g;
+const NON_ASCII = /[^\x00-\x7f]/;
+
 /** Lower-case words of `text` before stop words and stemming, identifiers split. */
 export function words(text: string): string[] {
   const out: string[] = [];
+  if (!NON_ASCII.test(text)) {
+    // The common case, with cheaper patterns than the Unicode ones below (same result on ASCII).
+    for (const match of text.matchAll(ASCII_WORD)) {
+      for (const part of match[0].match(ASCII_IDENTIFIER_PART) ?? []) out.push(part.toLowerCase());
+    }
+    return out;
+  }
   for (const match of text.matchAll(WORD)) {
     const word = match[0];
     if (UNSPACED.test(word)) {
@@ -59,17 +70,35 @@ function pushCharacterPairs(run: string, out: string[]): void {
   for (let i = 0; i + 1 < chars.length; i++) out.push(`${chars[i]}${chars[i + 1]}`);
 }
 
+/** Stems already computed: tool vocabularies repeat, and a lookup is cheaper than the stemmer. */
+const stems = new Map<string, string>();
+const STEM_CACHE_MAX = 100_000;
+
+function cachedStem(word: string): string {
+  let result = stems.get(word);
+  if (result === undefined) {
+    result = stem(word);
+    if (stems.size < STEM_CACHE_MAX) stems.set(word, result);
+  }
+  return result;
+}
+
 /** A word as an index term, or undefined for a stop word or a lone Latin letter. */
 export function term(word: string, stemming = true): string | undefined {
   if (STOP_WORDS.has(word)) return undefined;
   if (word.length === 1 && /[a-z]/.test(word)) return undefined;
-  return stemming ? stem(word) : word;
+  return stemming ? cachedStem(word) : word;
 }
 
 /** Index terms of `text`, in order, repeats kept (term frequency matters). */
 export function terms(text: string, stemming = true): string[] {
+  return termsOf(words(text), stemming);
+}
+
+/** Index terms of words from `words()`. */
+export function termsOf(list: readonly string[], stemming = true): string[] {
   const out: string[] = [];
-  for (const word of words(text)) {
+  for (const word of list) {
     const t = term(word, stemming);
     if (t !== undefined) out.push(t);
   }

@@ -1,0 +1,102 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpServer, startStdioServer, tempWorkspace, type HttpServerProcess, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+
+const require = createRequire(import.meta.url);
+const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
+const FS_CLI = fileURLToPath(new URL('../../servers/fs/dist/cli.js', import.meta.url));
+const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+
+let ws: TempWorkspace;
+const closers: (() => Promise<void>)[] = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+  ws?.cleanup();
+});
+
+const text = (result: unknown) => ((result as { content: { type: string; text?: string }[] }).content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
+
+describe('the gateway over HTTP with tokens mapped to profiles', () => {
+  it('gives each token its profile and never lets a session change hands', async () => {
+    const full = 'full-access-token-0123456789';
+    const narrow = 'readonly-token-0123456789ab';
+    ws = tempWorkspace({
+      'a.txt': 'a\n',
+      'full.token': full,
+      '.bulkhead/readonly.token': narrow,
+      '.bulkhead/permissions.yaml': 'allow:\n  - everything\n',
+      '.bulkhead/bulkhead.yaml': `servers:\n  fs: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\nprofiles:\n  readonly:\n    namespaces: [fs]\ntokens:\n  - file: readonly.token\n    profile: readonly\n`,
+    });
+    const gateway: HttpServerProcess = await startHttpServer({
+      script: GATEWAY_CLI,
+      args: ['start', '--root', ws.root, '--token-file', ws.path('full.token')],
+      headers: { authorization: `Bearer ${full}` },
+    });
+    closers.push(gateway.close);
+    expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'full' } } }))).toBe('Echo: full');
+    const readonly = await gateway.connectAnother({ authorization: `Bearer ${narrow}` });
+    expect(text(await readonly.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'narrow' } } }))).toBe(
+      'Unknown tool everything__echo; use tool_search to find tools (names look like fs__read_file or fs:read_file)',
+    );
+    expect(text(await readonly.callTool({ name: 'fs__read_file', arguments: { path: 'a.txt' } }))).toBe('     1\ta');
+    const sessionId = (gateway.client.transport as { sessionId?: string } | undefined)?.sessionId;
+    expect(sessionId).toBeTruthy();
+    const hijack = await fetch(gateway.url, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${narrow}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId!, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 99, method: 'tools/list' }),
+    });
+    expect(hijack.status).toBe(403);
+    expect(((await hijack.json()) as { error: { message: string } }).error.message).toBe('this session was opened with another bearer token');
+    const anonymous = await fetch(gateway.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(anonymous.status).toBe(401);
+  });
+});
+
+describe('an HTTP downstream', () => {
+  function startFsOverHttp(root: string, port: number, token: string): Promise<ChildProcess> {
+    writeFileSync(join(root, '..', 'fs.token'), token);
+    const child = spawn(process.execPath, [FS_CLI, '--root', root, '--http', `127.0.0.1:${port}`, '--token-file', join(root, '..', 'fs.token')], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    return new Promise((resolve, reject) => {
+      let out = '';
+      child.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('listening on')) resolve(child);
+      });
+      child.once('exit', (code) => reject(new Error(`fs exited ${code}`)));
+    });
+  }
+
+  it('is reached with its headers and reconnected after it comes back', async () => {
+    ws = tempWorkspace({ 'remote/r.txt': 'remote file\n' });
+    const token = 'remote-fs-token-0123456789';
+    const probe = await startHttpServer({ script: FS_CLI, args: ['--root', ws.path('remote')] });
+    const port = Number(new URL(probe.url).port);
+    await probe.close();
+    let remote = await startFsOverHttp(ws.path('remote'), port, token);
+    const stopRemote = async () => {
+      const exited = new Promise((resolve) => remote.once('exit', resolve));
+      process.kill(-remote.pid!, 'SIGTERM');
+      await exited;
+    };
+    closers.push(async () => {
+      if (remote.exitCode === null) await stopRemote();
+    });
+    ws.write('.bulkhead/bulkhead.yaml', `servers:\n  remote:\n    url: http://127.0.0.1:${port}/mcp\n    headers:\n      Authorization: Bearer ${token}\n`);
+    const gateway: ServerProcess = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    closers.push(gateway.close);
+    const read = () => gateway.client.callTool({ name: 'call_tool', arguments: { name: 'remote__read_file', arguments: { path: 'r.txt' } } });
+    expect(text(await read())).toBe('     1\tremote file');
+    await stopRemote();
+    const down = await read();
+    expect(down.isError).toBe(true);
+    expect(text(down)).toMatch(/^remote \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached \(.+\); reconnecting\. Try again shortly\.$/);
+    remote = await startFsOverHttp(ws.path('remote'), port, token);
+    await expect.poll(async () => text(await read()), { timeout: 15_000, interval: 300 }).toBe('     1\tremote file');
+  });
+});
