@@ -100,3 +100,41 @@ describe('an HTTP downstream', () => {
     await expect.poll(async () => text(await read()), { timeout: 15_000, interval: 300 }).toBe('     1\tremote file');
   });
 });
+
+describe('bulkhead start --http, config init and doctor', () => {
+  it('prints the URL and the Claude Desktop snippets', async () => {
+    ws = tempWorkspace({ 'a.txt': 'a\n', '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n' });
+    const gateway = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    closers.push(gateway.close);
+    await expect.poll(() => gateway.stdout()).toContain('Ctrl-C stops it.');
+    expect(gateway.stdout()).toContain('always bound: fs__read_file, fs__grep, fs__glob_files, tool_search, call_tool, list_tools, load_tools, unload_tools\ndownstream servers: fs (ready)\n');
+    const snippets = [...gateway.stdout().matchAll(/^\{\n[\s\S]*?^\}$/gm)].map((m) => JSON.parse(m[0]));
+    expect(snippets[0]).toEqual({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', gateway.url] } } });
+    expect(snippets[1]).toEqual({ mcpServers: { bulkhead: { command: process.execPath, args: [GATEWAY_CLI, 'start', '--root', ws.root] } } });
+    expect(text(await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'a.txt' } }))).toBe('     1\ta');
+  });
+
+  it('writes a commented control-plane folder that doctor accepts, and never overwrites it', async () => {
+    ws = tempWorkspace();
+    const { execFileSync } = await import('node:child_process');
+    const init = execFileSync(process.execPath, [GATEWAY_CLI, 'config', 'init', '--root', ws.root], { encoding: 'utf8' });
+    expect(init.split('\n').filter(Boolean)).toEqual(
+      ['bulkhead.yaml', 'tool_policy.yaml', 'permissions.yaml', 'audit.yaml', 'hooks.yaml', 'fs_policy.yaml'].map((name) => `wrote ${ws.path(`.bulkhead/${name}`)}`),
+    );
+    writeFileSync(ws.path('.bulkhead/audit.yaml'), 'enabled: false\n');
+    const again = execFileSync(process.execPath, [GATEWAY_CLI, 'config', 'init', '--root', ws.root], { encoding: 'utf8' });
+    expect(again).toContain(`kept ${ws.path('.bulkhead/audit.yaml')} (it exists)`);
+    const doctor = execFileSync(process.execPath, [GATEWAY_CLI, 'doctor', '--root', ws.root], { encoding: 'utf8' });
+    expect(doctor).toContain(`ok   configuration: ${ws.path('.bulkhead')} is valid\n`);
+    expect(doctor).toContain('ok   server fs: 4 tools\n');
+    expect(doctor).toMatch(/^ok {3}ripgrep: ripgrep \d+/m);
+  });
+
+  it('makes doctor fail on a bad configuration', async () => {
+    ws = tempWorkspace({ '.bulkhead/tool_policy.yaml': 'mode: sometimes\n' });
+    const { spawnSync } = await import('node:child_process');
+    const result = spawnSync(process.execPath, [GATEWAY_CLI, 'doctor', '--root', ws.root], { encoding: 'utf8' });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain(`fail configuration: ${ws.path('.bulkhead/tool_policy.yaml')}: invalid configuration\n  - \`mode\` (line 1): must be one of "dynamic", "stable"`);
+  });
+});

@@ -9,6 +9,8 @@ import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { defaultControlDir, loadGateway } from './load.js';
 import { PinStore } from './pins.js';
+import { initConfig } from './commands/config-init.js';
+import { doctor } from './commands/doctor.js';
 import { firstParagraph } from './search/index.js';
 import { readFileSync } from 'node:fs';
 
@@ -24,6 +26,8 @@ commands:
   search "<query>"     tool_search from the terminal
   approve <ns:tool>    accept the changed definition of a quarantined tool
   audit verify [FILE]  check the audit logs' hash chains
+  config init          write a commented control-plane folder (never overwrites)
+  doctor               check rg, git, bwrap, the configuration, the servers and (with --http) the port
 
 options for start, tools and search:
   --root DIR           a folder the compartments may use (repeatable; default: the current folder)
@@ -193,6 +197,16 @@ async function main(argv: string[]): Promise<number> {
       }
       return failed ? 1 : 0;
     }
+    case 'config': {
+      if (positionals[0] !== 'init') throw new UsageError('usage: bulkhead config init [--config DIR]');
+      for (const line of initConfig(setupFrom(values).controlDir)) process.stdout.write(`${line}\n`);
+      return 0;
+    }
+    case 'doctor': {
+      const checks = await doctor(setupFrom(values), typeof values.http === 'string' ? parseHostPort(values.http) : undefined);
+      for (const check of checks) process.stdout.write(`${check.level.padEnd(4)} ${check.what}: ${check.detail}\n`);
+      return checks.some((check) => check.level === 'fail') ? 1 : 0;
+    }
     case 'version':
     case '--version':
       process.stdout.write(`bulkhead ${VERSION}\n`);
@@ -201,6 +215,11 @@ async function main(argv: string[]): Promise<number> {
       throw new UsageError(`unknown command ${command}`);
   }
 }
+
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0);
+  throw error;
+});
 
 main(process.argv.slice(2)).then(
   (code) => {

@@ -226,15 +226,15 @@ export class ToolIndex {
   readonly #docs: readonly ToolDoc[];
   readonly #settings: Settings;
   readonly #postings: ReadonlyMap<string, Postings>;
-  /** Every term of the corpus, sorted, for prefix expansion. */
-  readonly #sortedTerms: readonly string[];
+  /** Every term of the corpus, sorted, for prefix expansion (made on first use). */
+  #sortedTerms: readonly string[] | undefined;
   /** Raw (unstemmed) corpus words, for splitting glued words. */
   readonly #words: ReadonlySet<string>;
   /** Lower-case name key → docs with that name. */
   readonly #byName: ReadonlyMap<string, readonly number[]>;
   readonly #synonyms: SynonymTable;
-  /** Lower-case name, title and description per doc, for the keyword fallback. */
-  readonly #haystacks: readonly string[];
+  /** Lower-case name, title and description per doc, for the keyword fallback (made on first use). */
+  #haystacks: readonly string[] | undefined;
 
   private constructor(docs: readonly ToolDoc[], options: IndexOptions) {
     this.#docs = docs;
@@ -271,8 +271,6 @@ export class ToolIndex {
       docWords.map((doc) => this.#fieldTerms(doc)),
       weights,
     );
-    this.#sortedTerms = [...this.#postings.keys()].sort();
-    this.#haystacks = docs.map((doc) => `${doc.name} ${doc.title ?? ''} ${doc.description}`.toLowerCase());
   }
 
   /** An index over `docs`. Qualified names must be unique. */
@@ -401,6 +399,7 @@ export class ToolIndex {
   }
 
   #termsWithPrefix(prefix: string): string[] {
+    this.#sortedTerms ??= [...this.#postings.keys()].sort();
     const sorted = this.#sortedTerms;
     let lo = 0;
     let hi = sorted.length;
@@ -437,6 +436,7 @@ export class ToolIndex {
   #keywordFallback(text: string, scores: Float64Array): void {
     const needles = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])];
     if (needles.length === 0) return;
+    this.#haystacks ??= this.#docs.map((doc) => `${doc.name} ${doc.title ?? ''} ${doc.description}`.toLowerCase());
     this.#haystacks.forEach((haystack, i) => {
       let hits = 0;
       for (const needle of needles) if (haystack.includes(needle)) hits++;
@@ -465,10 +465,8 @@ function buildPostings(fieldTerms: readonly FieldTerms[], fieldWeights: Readonly
       const list = doc[field];
       if (list.length === 0 || weight === 0) continue;
       const { b } = FIELDS[field];
-      const norm = 1 - b + (b * list.length) / avgLength[field];
-      const counts = new Map<string, number>();
-      for (const t of list) counts.set(t, (counts.get(t) ?? 0) + 1);
-      for (const [t, count] of counts) pseudoFrequency.set(t, (pseudoFrequency.get(t) ?? 0) + (weight * count) / norm);
+      const increment = weight / (1 - b + (b * list.length) / avgLength[field]);
+      for (const t of list) pseudoFrequency.set(t, (pseudoFrequency.get(t) ?? 0) + increment);
     }
     for (const [t, tf] of pseudoFrequency) {
       let entry = perTerm.get(t);

@@ -1,0 +1,93 @@
+import { constants, mkdirSync, openSync, writeSync, closeSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The commented starting point of every control-plane file, with the schema hint for editors. */
+const FILES: Record<string, string> = {
+  'bulkhead.yaml': `# Which MCP servers the gateway runs, by namespace. Tools are named namespace:tool in policies
+# and namespace__tool on the wire.
+servers:
+  fs: {}              # built-in: read-only files under the roots
+  # fs_write: {}      # built-ins not installed yet are reported and skipped
+  # git: {}
+  # weather:          # any stdio MCP server
+  #   command: npx
+  #   args: [-y, some-mcp-server]
+  #   env: { API_KEY: "..." }
+  # remote:           # any Streamable HTTP MCP server
+  #   url: https://mcp.example/mcp
+  #   headers: { Authorization: "Bearer ..." }
+call_timeout_ms: 300000
+# Named views for --profile NAME or for a bearer token; they narrow, never widen.
+profiles:
+  readonly:
+    namespaces: [fs, git]
+    autonomy: read_only
+# Over HTTP: more accepted bearer tokens (files in this folder), each mapped to a profile.
+tokens: []
+#  - file: readonly.token
+#    profile: readonly
+`,
+  'tool_policy.yaml': `# Core tools are always bound; everything else is found with tool_search and used through
+# call_tool or load_tools.
+core_tools:
+  - fs:read_file
+  - fs:grep
+  - fs:glob_files
+max_active: 12        # loaded tools per session; the least recently used is unloaded past it
+mode: dynamic         # dynamic: load_tools changes the list; stable: the list never changes
+`,
+  'permissions.yaml': `# deny wins over ask wins over allow; calls no list names follow autonomy over risk:
+#   read_only: low runs, the rest is denied
+#   supervised: low runs, medium asks, high is denied
+#   full: everything runs (always_ask still asks)
+autonomy: supervised
+allow:
+  - fs
+ask: []
+deny: []
+always_ask: []
+`,
+  'audit.yaml': `# One hash-chained JSON line per call in audit/<namespace>.jsonl; check with: bulkhead audit verify
+enabled: true
+receipts: false       # sign successful calls (the receipt comes back in the result's _meta)
+redact_keys: []
+`,
+  'hooks.yaml': `# Commands run around calls (sh -c, in the first root) with the call as JSON on stdin.
+# pre_tool: exit 2 blocks the call with stderr as the reason; {"arguments": {...}} on stdout
+# replaces the arguments. post_tool: sees the result. Both are audited.
+pre_tool: []
+#  - matcher: "fs_write:*"
+#    command: ./scripts/check-write.sh
+#    timeout_ms: 10000
+post_tool: []
+`,
+  'fs_policy.yaml': `enabled: true
+tools: {}             # e.g. grep: { enabled: false }
+roots: []             # more roots, relative to the first
+search_engine: auto   # auto | ripgrep | builtin
+# deny_read replaces the default list of secrets (.env*, *.pem, *.key, id_rsa*, .ssh/, …)
+limits:
+  read_max_lines: 2000
+  read_max_bytes: 262144
+`,
+};
+
+/** Writes each file that does not exist yet; never overwrites. Returns one line per file. */
+export function initConfig(controlDir: string): string[] {
+  mkdirSync(controlDir, { recursive: true, mode: 0o700 });
+  return Object.entries(FILES).map(([name, body]) => {
+    const file = join(controlDir, name);
+    try {
+      const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      try {
+        writeSync(fd, body);
+      } finally {
+        closeSync(fd);
+      }
+      return `wrote ${file}`;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST') return `kept ${file} (it exists)`;
+      throw error;
+    }
+  });
+}
