@@ -32,6 +32,8 @@ function riskOf(tool: Tool, builtin: boolean): Risk {
 export class Catalog {
   private readonly byNamespace = new Map<string, CatalogEntry[]>();
   private readonly quarantinedByNamespace = new Map<string, string[]>();
+  /** Every tool as its server last listed it, quarantined or not. */
+  private readonly latest = new Map<string, Tool>();
   private byName = new Map<string, CatalogEntry>();
   private index = ToolIndex.build([]);
 
@@ -43,6 +45,7 @@ export class Catalog {
     const quarantined: string[] = [];
     for (const tool of tools) {
       const qualified = qualify(namespace, tool.name);
+      this.latest.set(qualified, tool);
       if (!this.pins.check(qualified, tool)) {
         quarantined.push(qualified);
         continue;
@@ -87,6 +90,13 @@ export class Catalog {
   get(name: string): CatalogEntry | undefined {
     const parsed = parseToolName(name);
     return parsed ? this.byName.get(qualify(parsed.namespace, parsed.tool)) : undefined;
+  }
+
+  /** The current (changed) definition of a quarantined tool, for a human to review. */
+  quarantinedTool(name: string): Tool | undefined {
+    const parsed = parseToolName(name);
+    if (!parsed) return undefined;
+    return this.latest.get(qualify(parsed.namespace, parsed.tool));
   }
 
   isQuarantined(name: string): boolean {

@@ -1,6 +1,6 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   CallAuditor,
@@ -11,6 +11,7 @@ import {
   gateMiddleware,
   limitMiddleware,
   parseArguments,
+  parseToolName,
   parseToolPattern,
   validateMiddleware,
   type AuditPolicy,
@@ -151,6 +152,31 @@ export function createGateway(options: GatewayOptions): Gateway {
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
   };
 
+  /** Asks the human to approve a changed definition; on approval the tool is pinned anew and usable. */
+  const reviewQuarantined = async (name: string, call: Pick<CallState, 'extra' | 'signal' | 'clientCanElicit'>, visible: (entry: CatalogEntry) => boolean): Promise<CatalogEntry | undefined> => {
+    const tool = catalog.quarantinedTool(name);
+    const parsed = parseToolName(name);
+    if (!tool || !parsed || !call.clientCanElicit()) return undefined;
+    const qualified = `${parsed.namespace}:${parsed.tool}`;
+    const answer = await call.extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: `${qualified} changed its definition since it was approved. Review the new one before it can be used:\n\nDescription: ${tool.description ?? '(none)'}\nInput schema: ${JSON.stringify(tool.inputSchema)}`,
+          requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: `Approve the new definition of ${qualified}`, default: false } }, required: ['approve'] },
+        },
+      },
+      ElicitResultSchema,
+      { signal: call.signal, timeout: 10 * 60 * 1000 },
+    );
+    if (answer.action !== 'accept' || answer.content?.['approve'] !== true || !pins.approve(qualified)) return undefined;
+    const downstream = downstreams.get(parsed.namespace);
+    if (downstream) catalog.update(downstream.namespace, downstream.tools, options.builtins.has(downstream.namespace));
+    const entry = catalog.get(qualified);
+    return entry && visible(entry) ? entry : undefined;
+  };
+
   const metaChain = (tool: MetaTool, ctx: MetaContext) =>
     compose<CallState>([
       auditor.middleware(),
@@ -201,6 +227,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           visible,
           callDownstream: (entry, args, state) => callDownstream(entry, args, state, access.gate),
           listChanged,
+          reviewQuarantined: (toolName) => reviewQuarantined(toolName, call, visible),
           state: call,
         };
         const state: CallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none' };

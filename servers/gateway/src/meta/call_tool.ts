@@ -15,7 +15,8 @@ export const callTool = defineMetaTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   stable: true,
   async run(args, ctx) {
-    const entry = lookup(ctx, args.name);
+    let entry = lookup(ctx, args.name);
+    if (typeof entry === 'string' && ctx.catalog.isQuarantined(args.name)) entry = (await ctx.reviewQuarantined(args.name)) ?? entry;
     if (typeof entry === 'string') return { isError: true, content: [{ type: 'text', text: entry }] };
     ctx.session.touch(entry.qualified);
     return ctx.callDownstream(entry, args.arguments, ctx.state);

@@ -14,6 +14,8 @@ export interface MetaContext {
   /** Runs a downstream tool through the full chain (validation, permission gate, audit). */
   readonly callDownstream: (entry: CatalogEntry, args: unknown, state: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit'>) => Promise<CallToolResult>;
   readonly listChanged: () => Promise<void>;
+  /** Puts a quarantined tool's new definition to the human; the entry when approved. */
+  readonly reviewQuarantined: (name: string) => Promise<CatalogEntry | undefined>;
   readonly state: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit'>;
 }
 
