@@ -146,6 +146,17 @@ describe('supervision', () => {
     expect(restarted.pid).not.toBe(child.pid);
   });
 
+  it('ends grandchildren too: every child runs in its own process group', async () => {
+    ws = workspace(`servers:\n  wrapped:\n    command: /bin/sh\n    args: [-c, "sleep 300 & exec ${process.execPath} ${EVERYTHING} stdio"]\n`);
+    gateway = await startGateway(ws);
+    const child = childrenOf(gateway.pid!).find((c) => c.command.includes(EVERYTHING))!;
+    const grandchild = childrenOf(child.pid).find((c) => c.command.startsWith('sleep 300'))!;
+    expect(grandchild).toBeDefined();
+    await gateway.close();
+    gateway = undefined;
+    await expect.poll(() => [alive(child.pid), alive(grandchild.pid)], { timeout: 10_000 }).toEqual([false, false]);
+  });
+
   it('leaves no child process behind when the client goes away', async () => {
     ws = workspace(`servers:\n  fs: {}\n${everythingEntry}`);
     gateway = await startGateway(ws);
@@ -197,6 +208,17 @@ describe('tool-definition pinning', () => {
     approve = true;
     expect(text(await greet())).toBe('hello Bo');
     expect(text(await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'greet someone' } }))).toContain('changing__greet');
+  });
+
+  it('passes a downstream tools/list_changed on to its clients', async () => {
+    ws = workspace(`servers:\n  changing:\n    command: ${process.execPath}\n    args: [${CHANGING}, description.txt]\n`, { 'description.txt': 'Greets someone politely.\n' });
+    gateway = await startGateway(ws);
+    let changes = 0;
+    gateway.client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+      changes++;
+    });
+    writeFileSync(ws.path('description.txt'), 'Greets someone very politely.\n');
+    await expect.poll(() => changes, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
   });
 
   it('refuses to approve a tool with nothing pending', async () => {
