@@ -3,7 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { FS_CLI } from './paths.js';
+import { FS_CLI, text } from './helpers.js';
+
 
 let ws: TempWorkspace;
 let server: HttpServerProcess | undefined;
@@ -14,7 +15,6 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
 
 function raw(url: string, headers: Record<string, string>, body: string): Promise<number> {
   const target = new URL(url);

@@ -3,7 +3,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { AUDIT_CLI, FS_CLI } from './paths.js';
+import { FS_CLI, AUDIT_CLI, text, alive } from './helpers.js';
+
 
 const run = promisify(execFile);
 let ws: TempWorkspace;
@@ -15,7 +16,6 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
 
 describe('bulkhead-fs over stdio, as Claude Desktop starts it', () => {
   it('lists its four read-only tools and reads a file', async () => {
@@ -70,14 +70,7 @@ describe('bulkhead-fs over stdio, as Claude Desktop starts it', () => {
     const pid = server.pid!;
     await server.close();
     server = undefined;
-    await expect.poll(() => {
-      try {
-        process.kill(pid, 0);
-        return 'alive';
-      } catch {
-        return 'gone';
-      }
-    }).toBe('gone');
+    await expect.poll(() => alive(pid)).toBe(false);
   });
 });
 

@@ -1,15 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, startStdioServer, tempWorkspace, type HttpServerProcess, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { FS_CLI, GATEWAY_CLI, EVERYTHING, text } from './helpers.js';
 
-const require = createRequire(import.meta.url);
-const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
-const FS_CLI = fileURLToPath(new URL('../../servers/fs/dist/cli.js', import.meta.url));
-const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 
 let ws: TempWorkspace;
 const closers: (() => Promise<void>)[] = [];
@@ -19,7 +14,6 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-const text = (result: unknown) => ((result as { content: { type: string; text?: string }[] }).content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 
 describe('the gateway over HTTP with tokens mapped to profiles', () => {
   it('gives each token its profile and never lets a session change hands', async () => {

@@ -1,17 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { GATEWAY_CLI, EVERYTHING_ENTRY, text } from './helpers.js';
 
 const run = promisify(execFile);
-const require = createRequire(import.meta.url);
-const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
-const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
-const everythingEntry = `  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n`;
 
 let ws: TempWorkspace;
 let gateway: ServerProcess | undefined;
@@ -22,12 +16,11 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-const text = (result: unknown) => ((result as { content: { type: string; text?: string }[] }).content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('\n');
 const auditLines = (file: string) => readFileSync(file, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
 
 describe('elicitation through the gateway', () => {
   it('runs a medium-risk call the human approves and not one the human declines', async () => {
-    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n${everythingEntry}` });
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n${EVERYTHING_ENTRY}` });
     const answers = ['accept', 'decline'] as const;
     const asked: string[] = [];
     gateway = await startStdioServer({
@@ -117,7 +110,7 @@ describe('tool_policy.yaml', () => {
 });
 
 describe('profiles', () => {
-  const config = `servers:\n  fs: {}\n${everythingEntry}profiles:\n  readonly:\n    namespaces: [fs]\n    autonomy: read_only\n  everything_only:\n    tools: ["everything:*"]\n    autonomy: full\n`;
+  const config = `servers:\n  fs: {}\n${EVERYTHING_ENTRY}profiles:\n  readonly:\n    namespaces: [fs]\n    autonomy: read_only\n  everything_only:\n    tools: ["everything:*"]\n    autonomy: full\n`;
 
   it('exposes only what the profile names', async () => {
     ws = tempWorkspace({ 'a.txt': 'a\n', '.bulkhead/bulkhead.yaml': config, '.bulkhead/permissions.yaml': 'allow:\n  - everything\n' });

@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorMessage, parseHostPort, serveHttp, serveStdio, verifyAuditFile } from '@bulkhead/core';
+import { errorMessage, parseHostPort, serveUntilStopped, verifyAuditFile } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { defaultControlDir, loadGateway } from './load.js';
@@ -83,44 +83,29 @@ async function start(values: Record<string, unknown>): Promise<void> {
   const token = typeof values['token-file'] === 'string' ? readFileSync(resolve(values['token-file']), 'utf8').trim() : undefined;
   await loaded.gateway.start();
   reportDownstreams(loaded);
-  let stopping = false;
-  let stopHttp: (() => Promise<void>) | undefined;
-  const stop = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    await stopHttp?.();
-    await loaded.gateway.close();
-    process.exit(code);
-  };
-  process.once('SIGINT', () => void stop(130));
-  process.once('SIGTERM', () => void stop(143));
-  if (typeof values['http'] !== 'string') {
-    process.stderr.write(`bulkhead: gateway over stdio (roots: ${setup.roots.join(', ')}; tools: ${loaded.gateway.toolNames.join(', ')})\n`);
-    await serveStdio(loaded.gateway);
-    await stop(0);
-    return;
-  }
-  const running = await serveHttp(loaded.gateway, {
-    ...parseHostPort(values['http']),
-    ...(token ? { token } : {}),
-    tokens: loaded.tokens,
-    allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
-    allowedHosts: (values['allow-host'] as string[] | undefined) ?? [],
-  }).catch(async (error: unknown) => {
-    await loaded.gateway.close();
-    throw error;
-  });
-  stopHttp = running.close;
-  const viaRemote = { mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', running.url] } } };
+  const http = typeof values['http'] === 'string' ? parseHostPort(values['http']) : undefined;
   const viaStdio = { mcpServers: { bulkhead: { command: process.execPath, args: [SCRIPT, 'start', ...setup.roots.flatMap((root) => ['--root', root])] } } };
-  process.stdout.write(
-    `bulkhead gateway listening on ${running.url}\n` +
+  await serveUntilStopped(loaded.gateway, {
+    bin: 'bulkhead gateway',
+    ...(http
+      ? {
+          http: {
+            ...http,
+            ...(token ? { token } : {}),
+            tokens: loaded.tokens,
+            allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
+            allowedHosts: (values['allow-host'] as string[] | undefined) ?? [],
+          },
+        }
+      : {}),
+    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; tools: ${loaded.gateway.toolNames.join(', ')})`,
+    httpBanner: (url) =>
       `always bound: ${loaded.gateway.toolNames.join(', ')}\n` +
       `downstream servers: ${[...loaded.gateway.downstreams.values()].map((d) => `${d.namespace} (${d.state})`).join(', ') || 'none'}\n` +
       `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n\n` +
-      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify(viaRemote, null, 2)}\n\n` +
-      `or over stdio, without a running server:\n${JSON.stringify(viaStdio, null, 2)}\n\nCtrl-C stops it.\n`,
-  );
+      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', url] } } }, null, 2)}\n\n` +
+      `or over stdio, without a running server:\n${JSON.stringify(viaStdio, null, 2)}`,
+  });
 }
 
 function serve(namespace: string | undefined, rest: string[]): void {

@@ -1,6 +1,6 @@
 import { ConfigError, errorMessage, ToolError } from '../errors.js';
 import type { ToolServer } from '../kit/server.js';
-import { serveHttp } from './http.js';
+import { serveHttp, type HttpOptions } from './http.js';
 import { commonUsage, parseCommonOptions, UsageError, type CommonOptions } from './options.js';
 import { serveStdio } from './stdio.js';
 
@@ -46,6 +46,32 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
     return;
   }
 
+  await serveUntilStopped(toolServer, {
+    bin: spec.bin,
+    ...(options.http ? { http: { ...options.http, ...(options.token ? { token: options.token } : {}), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts } } : {}),
+    stdioBanner: `serving ${toolServer.toolNames.length} tools over stdio (roots: ${options.roots.join(', ')})`,
+    httpBanner: (url) =>
+      `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
+      `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n\n` +
+      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, url)}\n\n` +
+      `or over stdio, without a running server:\n${desktopSnippet(spec, options)}`,
+  });
+}
+
+export interface ServeOptions {
+  readonly bin: string;
+  /** Serve Streamable HTTP with these options; stdio when absent. */
+  readonly http?: HttpOptions;
+  readonly stdioBanner: string;
+  /** What to print after `<bin> listening on <url>`: the tools, the client snippets. */
+  readonly httpBanner: (url: string) => string;
+}
+
+/**
+ * Serves until the client leaves (stdio) or SIGINT/SIGTERM arrives, then closes the server, and
+ * so every process it started, before exiting.
+ */
+export async function serveUntilStopped(toolServer: ToolServer, options: ServeOptions): Promise<void> {
   let stopping = false;
   let stopHttp: (() => Promise<void>) | undefined;
   const stop = async (code: number) => {
@@ -59,28 +85,17 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
   process.once('SIGTERM', () => void stop(143));
 
   if (!options.http) {
-    process.stderr.write(`${spec.bin}: serving ${toolServer.toolNames.length} tools over stdio (roots: ${options.roots.join(', ')})\n`);
+    process.stderr.write(`${options.bin}: ${options.stdioBanner}\n`);
     await serveStdio(toolServer);
     await stop(0);
     return;
   }
   try {
-    const running = await serveHttp(toolServer, {
-      ...options.http,
-      ...(options.token ? { token: options.token } : {}),
-      allowedOrigins: options.allowedOrigins,
-      allowedHosts: options.allowedHosts,
-    });
+    const running = await serveHttp(toolServer, options.http);
     stopHttp = running.close;
-    process.stdout.write(
-      `${spec.bin} listening on ${running.url}\n` +
-        `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
-        `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n\n` +
-        `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, running.url)}\n\n` +
-        `or over stdio, without a running server:\n${desktopSnippet(spec, options)}\n\nCtrl-C stops it.\n`,
-    );
+    process.stdout.write(`${options.bin} listening on ${running.url}\n${options.httpBanner(running.url)}\n\nCtrl-C stops it.\n`);
   } catch (error) {
-    process.stderr.write(`${spec.bin}: ${errorMessage(error)}\n`);
+    process.stderr.write(`${options.bin}: ${errorMessage(error)}\n`);
     await toolServer.close();
     process.exitCode = 2;
   }

@@ -20,7 +20,7 @@
 // exact name.
 
 import { synonymTable, type SynonymTable } from './synonyms.js';
-import { term, termsOf, words } from './tokenize.js';
+import { STOP_WORDS, term, termsOf, words } from './tokenize.js';
 
 export { FAMILY_WEIGHT, SYNONYM_FAMILIES, WORDNET_WEIGHT } from './synonyms.js';
 
@@ -185,10 +185,10 @@ function asNameKey(query: string): string {
   return query.replace(/^(["'`])(.*)\1$/s, '$2').trim().toLowerCase();
 }
 
-/** First sentence of a description: up to the first `. ` (or line break), at most 300 chars. */
+/** First sentence of a description: up to the first `. ` (or `。`, or a line break), at most 300 chars. */
 function leadSentence(description: string): string {
   const text = description.trim();
-  const end = text.search(/[.!?](\s|$)|\n/);
+  const end = text.search(/[.!?](\s|$)|[。！？]|\n/);
   return (end === -1 ? text : text.slice(0, end)).slice(0, 300);
 }
 
@@ -432,9 +432,9 @@ export class ToolIndex {
     return scores;
   }
 
-  /** Share of the query's words (two characters or more) found as substrings of name, title or description. */
+  /** Share of the query's words (stop words and single letters aside) found as substrings of name, title or description. */
   #keywordFallback(text: string, scores: Float64Array): void {
-    const needles = [...new Set(text.toLowerCase().match(/[\p{L}\p{N}]{2,}/gu) ?? [])];
+    const needles = [...new Set(words(text).filter((word) => word.length >= 2 && !STOP_WORDS.has(word)))];
     if (needles.length === 0) return;
     this.#haystacks ??= this.#docs.map((doc) => `${doc.name} ${doc.title ?? ''} ${doc.description}`.toLowerCase());
     this.#haystacks.forEach((haystack, i) => {

@@ -49,7 +49,6 @@ export const SYNONYM_FAMILIES: readonly (readonly string[])[] = [
   ['error', 'failure', 'exception'],
 ];
 
-
 /** Weight of a word of the same family (table above), against 1 for the query word itself. */
 export const FAMILY_WEIGHT = 0.5;
 /**

@@ -1,0 +1,39 @@
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+
+export const FS_CLI = fileURLToPath(new URL('../../servers/fs/dist/cli.js', import.meta.url));
+export const AUDIT_CLI = fileURLToPath(new URL('../../shared/dist/audit/cli.js', import.meta.url));
+export const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
+export const CHANGING_SERVER = fileURLToPath(new URL('../fixtures/changing-server.mjs', import.meta.url));
+/** The reference server from npm that the gateway tests put beside the built-ins. */
+export const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+export const EVERYTHING_ENTRY = `  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n`;
+
+/** The text blocks of a tool result, joined. */
+export function text(result: unknown): string {
+  return ((result as { content?: { type: string; text?: string }[] }).content ?? [])
+    .filter((block) => block.type === 'text')
+    .map((block) => block.text)
+    .join('\n');
+}
+
+export function childrenOf(pid: number): { pid: number; command: string }[] {
+  return execFileSync('ps', ['-eo', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line))
+    .filter((m): m is RegExpExecArray => m !== null && Number(m[2]) === pid)
+    .map((m) => ({ pid: Number(m[1]), command: m[3]! }));
+}
+
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
