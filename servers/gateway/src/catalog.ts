@@ -43,10 +43,11 @@ export class Catalog {
   update(namespace: string, tools: readonly Tool[], builtin: boolean): void {
     const entries: CatalogEntry[] = [];
     const quarantined: string[] = [];
-    for (const tool of tools) {
-      const qualified = qualify(namespace, tool.name);
+    const named = tools.map((tool) => [qualify(namespace, tool.name), tool] as const);
+    const changed = this.pins.check(named);
+    for (const [qualified, tool] of named) {
       this.latest.set(qualified, tool);
-      if (!this.pins.check(qualified, tool)) {
+      if (changed.has(qualified)) {
         quarantined.push(qualified);
         continue;
       }

@@ -57,28 +57,35 @@ export class PinStore {
     this.loadedMtime = statSync(this.file).mtimeMs;
   }
 
-  /** Pins new tools; returns true when the tool may be used (its definition is the pinned one). */
-  check(qualified: string, tool: Tool): boolean {
+  /**
+   * Pins the tools seen for the first time and returns the names whose definition differs from
+   * the pinned one (quarantined), writing the file once.
+   */
+  check(tools: readonly (readonly [qualified: string, tool: Tool])[]): Set<string> {
     this.reload();
-    const hash = definitionHash(tool);
-    const pin = this.data.tools[qualified];
-    if (!pin) {
-      this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
-      this.save();
-      return true;
-    }
-    if (pin.sha256 === hash) {
-      if (pin.pending_sha256) {
-        delete pin.pending_sha256;
-        this.save();
+    const quarantined = new Set<string>();
+    let changed = false;
+    for (const [qualified, tool] of tools) {
+      const hash = definitionHash(tool);
+      const pin = this.data.tools[qualified];
+      if (!pin) {
+        this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
+        changed = true;
+      } else if (pin.sha256 === hash) {
+        if (pin.pending_sha256) {
+          delete pin.pending_sha256;
+          changed = true;
+        }
+      } else {
+        quarantined.add(qualified);
+        if (pin.pending_sha256 !== hash) {
+          pin.pending_sha256 = hash;
+          changed = true;
+        }
       }
-      return true;
     }
-    if (pin.pending_sha256 !== hash) {
-      pin.pending_sha256 = hash;
-      this.save();
-    }
-    return false;
+    if (changed) this.save();
+    return quarantined;
   }
 
   /** Accepts the pending definition of a quarantined tool; false when nothing is pending. */
