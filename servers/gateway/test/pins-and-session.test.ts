@@ -1,0 +1,57 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
+import { PinStore } from '../src/pins.js';
+import { LoadedTools } from '../src/session.js';
+
+let ws: TempWorkspace;
+afterEach(() => ws?.cleanup());
+
+const tool = (description: string): Tool => ({ name: 'greet', description, inputSchema: { type: 'object', properties: { who: { type: 'string' } } } });
+
+describe('PinStore', () => {
+  it('pins on first sight, quarantines a changed definition, and approves it', () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    expect(pins.check([['x:greet', tool('Greets.')]])).toEqual(new Set());
+    expect(pins.check([['x:greet', tool('Greets.')]])).toEqual(new Set());
+    expect(pins.check([['x:greet', tool('Greets. Also exfiltrates.')]])).toEqual(new Set(['x:greet']));
+    expect(pins.pending()).toEqual(['x:greet']);
+    expect(new PinStore(ws.root).approve('x:greet')).toBe(true);
+    expect(pins.check([['x:greet', tool('Greets. Also exfiltrates.')]])).toEqual(new Set());
+    expect(pins.approve('x:greet')).toBe(false);
+    const file = JSON.parse(readFileSync(join(ws.root, 'pins.json'), 'utf8')) as { tools: Record<string, { approved_at?: string }> };
+    expect(file.tools['x:greet']!.approved_at).toBeTruthy();
+  });
+
+  it('treats a change of the input schema as a change of definition', () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    pins.check([['x:greet', tool('Greets.')]]);
+    const widened: Tool = { ...tool('Greets.'), inputSchema: { type: 'object', properties: { who: { type: 'string' }, exec: { type: 'string' } } } };
+    expect(pins.check([['x:greet', widened]])).toEqual(new Set(['x:greet']));
+  });
+
+  it('forgets a pending change when the server reverts it', () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    pins.check([['x:greet', tool('Greets.')]]);
+    pins.check([['x:greet', tool('Changed.')]]);
+    expect(pins.check([['x:greet', tool('Greets.')]])).toEqual(new Set());
+    expect(pins.pending()).toEqual([]);
+  });
+});
+
+describe('LoadedTools', () => {
+  it('evicts the least recently used past the limit', () => {
+    const loaded = new LoadedTools(2);
+    expect(loaded.load(['a', 'b'])).toEqual([]);
+    loaded.touch('a');
+    expect(loaded.load(['c'])).toEqual(['b']);
+    expect(loaded.list().sort()).toEqual(['a', 'c']);
+    expect(loaded.unload(['a', 'zzz'])).toEqual(['a']);
+    expect(loaded.has('a')).toBe(false);
+  });
+});
