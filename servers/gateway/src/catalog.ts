@@ -35,7 +35,8 @@ export class Catalog {
   /** Every tool as its server last listed it, quarantined or not. */
   private readonly latest = new Map<string, Tool>();
   private byName = new Map<string, CatalogEntry>();
-  private index = ToolIndex.build([]);
+  /** Built on the first search after a change, so a burst of updates costs one build. */
+  private index: ToolIndex | undefined;
 
   constructor(private readonly pins: PinStore) {}
 
@@ -76,7 +77,7 @@ export class Catalog {
   private rebuild(): void {
     const all = [...this.byNamespace.values()].flat();
     this.byName = new Map(all.map((entry) => [entry.qualified, entry]));
-    this.index = ToolIndex.build(all.map((entry) => entry.doc));
+    this.index = undefined;
   }
 
   entries(): CatalogEntry[] {
@@ -106,6 +107,7 @@ export class Catalog {
   }
 
   search(query: string, limit: number, visible: (entry: CatalogEntry) => boolean): { entry: CatalogEntry; score: number }[] {
+    this.index ??= ToolIndex.build([...this.byName.values()].map((entry) => entry.doc));
     const hits: SearchHit[] = this.index.search(query, { limit, filter: (doc) => visible(this.byName.get(doc.name)!) });
     return hits.map((hit) => ({ entry: this.byName.get(hit.doc.name)!, score: hit.score }));
   }
