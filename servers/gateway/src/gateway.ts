@@ -1,6 +1,18 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ElicitResultSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolRequestSchema,
+  ElicitResultSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   CallAuditor,
@@ -9,6 +21,7 @@ import {
   errorMiddleware,
   errorResult,
   gateMiddleware,
+  InFlightCalls,
   limitMiddleware,
   parseArguments,
   parseToolName,
@@ -87,7 +100,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const validator = new ArgumentValidator();
   const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
   const corePatterns = options.toolPolicy.core_tools.map(parseToolPattern);
-  const shutdown = new AbortController();
+  const inFlight = new InFlightCalls();
   const sessions = new Set<Server>();
   const downstreams = new Map(options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy)]));
 
@@ -208,12 +221,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       return { tools: [...proxied.map((entry) => ({ ...entry.tool, name: entry.wire })), ...exposedMeta.map(metaDescription)] };
     });
 
-    server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => inFlight.run(extra.signal, (signal) => handleCall(request, extra, signal)));
+
+    const handleCall = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>, signal: AbortSignal): Promise<CallToolResult> => {
       const access = accessOf(extra.authInfo?.clientId);
       const visible = visibleUnder(access);
       const call = {
         extra,
-        signal: AbortSignal.any([extra.signal, shutdown.signal]),
+        signal,
         caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
       };
@@ -245,7 +260,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       session.touch(entry.qualified);
       return callDownstream(entry, request.params.arguments ?? {}, call, access.gate);
-    });
+    };
     sessions.add(server);
     server.onclose = () => sessions.delete(server);
     await server.connect(transport);
@@ -265,7 +280,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     connect,
     close: async () => {
-      shutdown.abort(new Error('the gateway is shutting down'));
+      inFlight.abortAll(new Error('the gateway is shutting down'));
       await Promise.allSettled([...sessions].map((server) => server.close()));
       await Promise.allSettled([...downstreams.values()].map((downstream) => downstream.stop()));
     },

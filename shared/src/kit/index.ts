@@ -5,5 +5,6 @@ export * from './results.js';
 export * from './gate.js';
 export * from './call-state.js';
 export * from './chain.js';
+export * from './in-flight.js';
 export * from './validate.js';
 export * from './server.js';

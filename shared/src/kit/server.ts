@@ -10,6 +10,7 @@ import { CallAuditor, errorMiddleware, limitMiddleware, validateMiddleware } fro
 import { callerOf, type CallState } from './call-state.js';
 import { compose } from './compose.js';
 import { baseContext } from './context.js';
+import { InFlightCalls } from './in-flight.js';
 import type { AnyToolDefinition } from './define-tool.js';
 import { gateMiddleware, type GateMode } from './gate.js';
 import { errorResult } from './results.js';
@@ -70,7 +71,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const listing = tools.map((tool) => describeTool(tool as AnyToolDefinition<unknown>));
   const auditor = new CallAuditor(spec.controlDir, spec.namespace, spec.audit);
-  const shutdown = new AbortController();
+  const inFlight = new InFlightCalls();
   const connections = new Set<Server>();
 
   const chainFor = (tool: AnyToolDefinition<Caps>) =>
@@ -104,19 +105,21 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
         auditor.recordRejected(qualify(spec.namespace, request.params.name), caller, request.params.arguments ?? {}, message);
         throw new McpError(ErrorCode.InvalidParams, message);
       }
-      const state: CallState = {
-        target: tool,
-        qualifiedName: qualify(spec.namespace, tool.name),
-        rawArgs: request.params.arguments ?? {},
-        args: {},
-        extra,
-        signal: AbortSignal.any([extra.signal, shutdown.signal]),
-        caller,
-        clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
-        decision: 'none',
-      };
-      await chains.get(tool.name)!(state);
-      return state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
+      return inFlight.run(extra.signal, async (signal) => {
+        const state: CallState = {
+          target: tool,
+          qualifiedName: qualify(spec.namespace, tool.name),
+          rawArgs: request.params.arguments ?? {},
+          args: {},
+          extra,
+          signal,
+          caller,
+          clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
+          decision: 'none',
+        };
+        await chains.get(tool.name)!(state);
+        return state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
+      });
     });
     connections.add(server);
     server.onclose = () => connections.delete(server);
@@ -125,7 +128,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   }
 
   async function close(): Promise<void> {
-    shutdown.abort(new Error('server is shutting down'));
+    inFlight.abortAll(new Error('server is shutting down'));
     await Promise.allSettled([...connections].map((server) => server.close()));
     await spec.onClose?.();
   }
