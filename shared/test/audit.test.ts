@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -76,14 +76,18 @@ describe('audit chain', () => {
     expect(verifyAuditText(lines.slice(1).join('\n')).problem).toBe('sequence 2 where 1 was expected (a line was removed, inserted or reordered)');
   });
 
-  it('keeps one unbroken chain when several processes append at once', async () => {
+  it('gives each of several processes appending at once its own unbroken chain', async () => {
     ws = tempWorkspace();
-    const file = join(ws.root, 'audit', 'shared.jsonl');
+    const dir = join(ws.root, 'audit');
+    const file = join(dir, 'shared.jsonl');
     const logModule = fileURLToPath(new URL('../dist/audit/log.js', import.meta.url));
     const writer = `
       const { AuditLog } = await import(${JSON.stringify(logModule)});
-      const log = new AuditLog(${JSON.stringify(file)});
-      for (let i = 0; i < 50; i++) log.append({ server: 'p' + process.pid, tool: 'x:y', caller: 't', args: { i }, decision: 'allow', outcome: 'ok', duration_ms: 0, bytes_out: 0 });
+      const log = AuditLog.at(${JSON.stringify(file)});
+      for (let i = 0; i < 50; i++) {
+        log.append({ server: 'p' + process.pid, tool: 'x:y', caller: 't', args: { i }, decision: 'allow', outcome: 'ok', duration_ms: 0, bytes_out: 0 });
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
     `;
     await Promise.all(
       [0, 1, 2, 3].map(
@@ -94,7 +98,22 @@ describe('audit chain', () => {
           }),
       ),
     );
-    expect(verifyAuditFile(file)).toEqual({ ok: true, entries: 200 });
+    const files = readdirSync(dir).filter((name) => name.endsWith('.jsonl'));
+    expect(files).toContain('shared.jsonl');
+    expect(files.every((name) => /^shared(\.\d+)?\.jsonl$/.test(name))).toBe(true);
+    const results = files.map((name) => verifyAuditFile(join(dir, name)));
+    expect(results.every((result) => result.ok)).toBe(true);
+    expect(results.reduce((sum, result) => sum + result.entries, 0)).toBe(200);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.owner'))).toEqual([]);
+  });
+
+  it('takes over the file of an owner that died', () => {
+    ws = tempWorkspace({ 'audit/fs.jsonl.owner': '999999999' });
+    const file = join(ws.root, 'audit', 'fs.jsonl');
+    const log = new AuditLog(file);
+    log.append(record('fs:read_file'));
+    expect(log.file).toBe(file);
+    expect(readFileSync(`${file}.owner`, 'utf8')).toBe(String(process.pid));
   });
 });
 

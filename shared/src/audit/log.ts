@@ -1,15 +1,9 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
 import type { AuditEntry, AuditRecord } from './entry.js';
 
-const LOCK_STALE_MS = 10_000;
-const LOCK_WAIT_MS = 5_000;
 const TAIL_WINDOW = 256 * 1024;
-
-function sleepSync(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 /** Reads the last complete line of a file, looking back from 4 KiB up to 256 KiB. */
 function lastLine(fd: number, size: number): string | undefined {
@@ -23,80 +17,120 @@ function lastLine(fd: number, size: number): string | undefined {
   }
 }
 
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const owned = new Set<string>();
+let releaseHookInstalled = false;
+
 /**
- * An append-only, hash-chained JSON-lines file. Each append takes a lock file so that several
- * processes sharing one control-plane folder keep a single unbroken chain, and writes its line
- * with one `write` on an O_APPEND descriptor.
+ * Claims `file` for this process with an owner file holding its pid, taking over from a dead
+ * owner. Returns false when a live process owns it.
+ */
+function claim(file: string): boolean {
+  const owner = `${file}.owner`;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(owner, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      owned.add(owner);
+      if (!releaseHookInstalled) {
+        releaseHookInstalled = true;
+        process.on('exit', () => {
+          for (const path of owned) {
+            try {
+              unlinkSync(path);
+            } catch {
+              // already gone
+            }
+          }
+        });
+      }
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number(readFileSync(owner, 'utf8').trim());
+    if (holder === process.pid) return true;
+    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) return false;
+    try {
+      unlinkSync(owner);
+    } catch {
+      // another process took it over first
+    }
+  }
+  return false;
+}
+
+/**
+ * An append-only, hash-chained JSON-lines file with one writer. The first process to log for a
+ * namespace owns `<namespace>.jsonl`; another process that runs at the same time writes its own
+ * chain to `<namespace>.<pid>.jsonl` beside it. So an append is one `write` on a descriptor kept
+ * open, with no lock, and no two writers ever interleave in one chain.
  */
 export class AuditLog {
-  /** The chain's head as this process last wrote it; valid while the file still has that size. */
-  private head: { size: number; hash: string; seq: number } | undefined;
+  private static readonly shared = new Map<string, AuditLog>();
 
-  constructor(readonly file: string) {
-    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  /** The one log of this process for `file`: two writers in one process would fork the chain. */
+  static at(file: string): AuditLog {
+    let log = AuditLog.shared.get(file);
+    if (!log) {
+      log = new AuditLog(file);
+      AuditLog.shared.set(file, log);
+    }
+    return log;
   }
 
-  private readHead(fd: number, size: number): { hash: string; seq: number } {
-    if (this.head?.size === size) return this.head;
-    const tail = lastLine(fd, size);
-    if (!tail) return { hash: GENESIS_HASH, seq: 0 };
-    const last = JSON.parse(tail) as Partial<AuditEntry>;
-    return { hash: typeof last.hash === 'string' ? last.hash : GENESIS_HASH, seq: typeof last.seq === 'number' ? last.seq : 0 };
+  private fd: number | undefined;
+  private head: { hash: string; seq: number } = { hash: GENESIS_HASH, seq: 0 };
+  /** The file this process writes: the requested one, or its own beside it. */
+  file: string;
+
+  constructor(readonly requestedFile: string) {
+    mkdirSync(dirname(requestedFile), { recursive: true, mode: 0o700 });
+    this.file = requestedFile;
+  }
+
+  private open(): number {
+    if (this.fd !== undefined) return this.fd;
+    if (!claim(this.requestedFile)) this.file = this.requestedFile.replace(/\.jsonl$/, `.${process.pid}.jsonl`);
+    const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
+    const tail = lastLine(fd, fstatSync(fd).size);
+    if (tail) {
+      const last = JSON.parse(tail) as Partial<AuditEntry>;
+      this.head = { hash: typeof last.hash === 'string' ? last.hash : GENESIS_HASH, seq: typeof last.seq === 'number' ? last.seq : 0 };
+    }
+    this.fd = fd;
+    return fd;
   }
 
   append(record: AuditRecord): AuditEntry {
-    return this.withLock(() => {
-      const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
-      try {
-        const size = fstatSync(fd).size;
-        const head = this.readHead(fd, size);
-        const prev = head.hash;
-        const seq = head.seq + 1;
-        const body = {
-          v: 1 as const,
-          seq,
-          time: new Date().toISOString(),
-          ...record,
-          args_sha256: sha256(canonicalJson(record.args)),
-          prev,
-        };
-        const entry: AuditEntry = { ...body, hash: entryHash(prev, body) };
-        const line = `${JSON.stringify(entry)}\n`;
-        writeSync(fd, line);
-        this.head = { size: size + Buffer.byteLength(line), hash: entry.hash, seq };
-        return entry;
-      } finally {
-        closeSync(fd);
-      }
-    });
+    const fd = this.open();
+    const prev = this.head.hash;
+    const seq = this.head.seq + 1;
+    const body = {
+      v: 1 as const,
+      seq,
+      time: new Date().toISOString(),
+      ...record,
+      args_sha256: sha256(canonicalJson(record.args)),
+      prev,
+    };
+    const entry: AuditEntry = { ...body, hash: entryHash(prev, body) };
+    writeSync(fd, `${JSON.stringify(entry)}\n`);
+    this.head = { hash: entry.hash, seq };
+    return entry;
   }
 
-  private withLock<T>(work: () => T): T {
-    const lock = `${this.file}.lock`;
-    const deadline = Date.now() + LOCK_WAIT_MS;
-    for (;;) {
-      try {
-        closeSync(openSync(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600));
-        break;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-        try {
-          if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
-        } catch {
-          // the holder released it between our two calls
-        }
-        if (Date.now() > deadline) throw new Error(`audit log ${this.file} stayed locked for ${LOCK_WAIT_MS} ms (${lock})`);
-        sleepSync(2);
-      }
-    }
-    try {
-      return work();
-    } finally {
-      try {
-        unlinkSync(lock);
-      } catch {
-        // already removed as stale by another process; nothing to undo
-      }
-    }
+  close(): void {
+    if (this.fd !== undefined) closeSync(this.fd);
+    this.fd = undefined;
   }
 }

@@ -20,7 +20,7 @@ export class CallAuditor {
     readonly namespace: string,
     private readonly policy: AuditPolicy,
   ) {
-    this.log = policy.enabled ? new AuditLog(auditFile(controlDir, namespace)) : undefined;
+    this.log = policy.enabled ? AuditLog.at(auditFile(controlDir, namespace)) : undefined;
     this.receiptKey = policy.enabled && policy.receipts ? loadReceiptKey(receiptKeyFile(controlDir)) : undefined;
   }
 
