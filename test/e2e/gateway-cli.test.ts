@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
@@ -52,12 +53,15 @@ describe('bulkhead tools, search, serve and audit verify', () => {
     server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     await server.client.callTool({ name: 'fs__read_file', arguments: { path: 'a.txt' } });
     await server.client.callTool({ name: 'tool_search', arguments: { query: 'list a folder' } });
+    await server.client.callTool({ name: 'call_tool', arguments: { name: 'fs__list_files', arguments: {} } });
     await server.close();
     server = undefined;
     const { stdout } = await run(process.execPath, [GATEWAY_CLI, 'audit', 'verify', '--root', ws.root]);
     expect(stdout.split('\n').filter(Boolean).sort()).toEqual([
-      `OK ${ws.path('.bulkhead/audit/fs.jsonl')}: 1 entries, chain intact`,
-      `OK ${ws.path('.bulkhead/audit/gateway.jsonl')}: 2 entries, chain intact`,
+      `OK ${ws.path('.bulkhead/audit/fs.jsonl')}: 2 entries, chain intact`,
+      `OK ${ws.path('.bulkhead/audit/gateway.jsonl')}: 3 entries, chain intact`,
     ]);
+    const tools = readFileSync(ws.path('.bulkhead/audit/gateway.jsonl'), 'utf8').trimEnd().split('\n').map((line) => (JSON.parse(line) as { tool: string }).tool);
+    expect(tools).toEqual(['fs:read_file', 'gateway:tool_search', 'fs:list_files']);
   });
 });

@@ -235,19 +235,22 @@ export function createGateway(options: GatewayOptions): Gateway {
       const name = request.params.name;
       const meta = exposedMeta.find((tool) => tool.name === name);
       if (meta) {
+        const metaState: CallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none' };
         const ctx: MetaContext = {
           catalog,
           session,
           mode: options.toolPolicy.mode,
           visible,
-          callDownstream: (entry, args, state) => callDownstream(entry, args, state, access.gate),
+          callDownstream: (entry, args, state) => {
+            metaState.delegated = true;
+            return callDownstream(entry, args, state, access.gate);
+          },
           listChanged,
           reviewQuarantined: (toolName) => reviewQuarantined(toolName, call, visible),
           state: call,
         };
-        const state: CallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none' };
-        await metaChain(meta, ctx)(state);
-        return state.result ?? errorResult(`${name} returned nothing`);
+        await metaChain(meta, ctx)(metaState);
+        return metaState.result ?? errorResult(`${name} returned nothing`);
       }
       const entry = catalog.get(name);
       const bound = entry && visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified)));

@@ -22,6 +22,8 @@ export interface CallState {
   readonly clientCanElicit: () => boolean;
   decision: string;
   result?: CallToolResult;
+  /** Set when the call was handed to another audited call (a gateway's call_tool): one line, not two. */
+  delegated?: boolean;
 }
 
 export function callerOf(client: { name: string; version: string } | undefined, sessionId: string | undefined): string {

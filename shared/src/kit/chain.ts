@@ -70,7 +70,7 @@ export class CallAuditor {
       }
       const result = state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
       state.result = result;
-      if (!this.log) return;
+      if (!this.log || state.delegated) return;
       const entry = this.log.append({
         server: this.namespace,
         tool: state.qualifiedName,

@@ -116,7 +116,7 @@ export async function readWindow(handle: FileHandle, stat: Stats, options: Windo
   let done = false;
   let usedBytes = 0;
   let cutByBytes = false;
-  const buffer = Buffer.allocUnsafe(CHUNK);
+  const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(CHUNK, stat.size - position)));
   const size = stat.size;
 
   let nextProgress = position + PROGRESS_BYTES;
