@@ -1,12 +1,14 @@
 // `pnpm bench NAME [flags]`: runs one benchmark from bench/.
 const benches = {
   fs: { module: './fs.mjs', about: 'bulkhead-fs vs @modelcontextprotocol/server-filesystem and raw rg' },
+  gateway: { module: './gateway.mjs', about: 'gateway: tools/list tokens eager vs deferred (527 LiveMCPTool tools), call overhead vs direct' },
+  'tool-search': { module: './tool-search.mjs', about: 'gateway tool_search index: retrieval quality (mcpproxy-golden, MetaTool) and build/search speed (LiveMCPTool)' },
 };
 
 const [name, ...args] = process.argv.slice(2);
 const bench = benches[name];
 if (!bench) {
-  const list = Object.entries(benches).map(([key, { about }]) => `  ${key.padEnd(6)} ${about}`);
+  const list = Object.entries(benches).map(([key, { about }]) => `  ${key.padEnd(12)} ${about}`);
   process.stderr.write(`${name ? `unknown benchmark: ${name}\n\n` : ''}usage: pnpm bench NAME [flags]\n\nbenchmarks:\n${list.join('\n')}\n`);
   process.exit(2);
 }
