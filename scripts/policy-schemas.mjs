@@ -7,10 +7,15 @@ export const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 export async function policySchemaFiles() {
   const core = await import(pathToFileURL(join(repo, 'shared/dist/index.js')).href);
   const fs = await import(pathToFileURL(join(repo, 'servers/fs/dist/policy.js')).href);
+  const gateway = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/schema.js')).href);
+  const hooks = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/hooks.js')).href);
   const entries = [
     ['permissions.yaml', core.permissionsSchema],
     ['audit.yaml', core.auditPolicySchema],
     ['fs_policy.yaml', fs.fsPolicySchema],
+    ['bulkhead.yaml', gateway.gatewayConfigSchema],
+    ['tool_policy.yaml', gateway.toolPolicySchema],
+    ['hooks.yaml', hooks.hooksSchema],
   ];
   return Object.fromEntries(entries.map(([file, schema]) => [file.replace(/\.yaml$/, '.schema.json'), core.policyJsonSchema(schema, file)]));
 }
