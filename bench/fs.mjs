@@ -329,7 +329,8 @@ function writeResults(dir, { command, runs, set, data, rows, checker, table, tar
   const mismatchText = checker.mismatches.length ? `\n**Mismatches:**\n${checker.mismatches.map((m) => `- ${m}`).join('\n')}\n` : '\nAll result checks passed.\n';
   const md = `# fs benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${info.cpus}, ${info.memory} RAM, ${info.os}, Node ${info.node}, ${info.ripgrep}  \nCompared with: ${info.peer}  \nBulkhead commit: ${info.commit}\n\n${dataText}\n\n${table}\n\nTargets:\n${targetText}\n${mismatchText}\n${FAIRNESS}\n`;
   writeFileSync(join(dir, 'fs.md'), md);
-  const json = { command, date, machine: info, set, runs, data: { logs: data.logs.map(({ name, bytes, lines }) => ({ name, bytes, lines })), tree: { ...data.tree, absPath: undefined } }, rows, mismatches: checker.mismatches };
+  const { absPath: _machinePath, ...tree } = data.tree;
+  const json = { command, date, machine: info, set, runs, data: { logs: data.logs.map(({ name, bytes, lines }) => ({ name, bytes, lines })), tree }, rows, mismatches: checker.mismatches };
   writeFileSync(join(dir, 'fs.json'), `${JSON.stringify(json, null, 2)}\n`);
 }
 
