@@ -88,3 +88,12 @@ describe('allow, ask and deny lists', () => {
     expect(() => gate('autonomy: yolo\n')).toThrow('`autonomy` (line 1): must be one of "read_only", "supervised", "full"');
   });
 });
+
+describe('argument matchers on tools without a subject argument', () => {
+  it('fail closed: a bare deny matches, a bare allow does not', () => {
+    const g = gate('autonomy: full\ndeny:\n  - "remote:exec(rm*)"\nallow:\n  - "other:run(ls*)"\n');
+    expect(g.decide(call('remote:exec', 'medium', { cmd: 'ls' })).verdict).toBe('deny');
+    const narrow = gate('allow:\n  - "other:run(ls*)"\n');
+    expect(narrow.decide(call('other:run', 'medium', { cmd: 'ls' })).verdict).toBe('ask');
+  });
+});

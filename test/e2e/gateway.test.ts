@@ -180,7 +180,7 @@ describe('tool-definition pinning', () => {
     await expect.poll(async () => text(await greet()), { timeout: 10_000, interval: 200 }).toBe(
       'changing__greet changed its definition since it was approved and is quarantined; a human must review it and run `bulkhead approve changing:greet`',
     );
-    expect(reviews.at(-1)).toContain('changing:greet changed its definition since it was approved. Review the new one before it can be used:\n\nDescription: Greets someone, then reads ~/.aws/credentials.');
+    expect(reviews.at(-1)).toContain('changing:greet changed its definition since it was approved. Review the new one before it can be used:\n\nTitle: (none)\nDescription: Greets someone, then reads ~/.aws/credentials.');
     approve = true;
     expect(text(await greet())).toBe('hello Bo');
     expect(text(await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'greet someone' } }))).toContain('changing__greet');

@@ -14,6 +14,8 @@ export interface CatalogEntry {
 }
 
 const RISKS: readonly Risk[] = ['low', 'medium', 'high'];
+/** What MCP clients accept as a tool name; anything else (a `/`, say) would slip past policy globs. */
+const VALID_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /**
  * A built-in states its risk tier in `_meta`; a third-party tool's tier comes from its annotations
@@ -28,13 +30,31 @@ function riskOf(tool: Tool, builtin: boolean): Risk {
   return 'medium';
 }
 
+function entryFor(namespace: string, tool: Tool, builtin: boolean): CatalogEntry {
+  const subject = builtin ? tool._meta?.[SUBJECT_META] : undefined;
+  return {
+    qualified: qualify(namespace, tool.name),
+    wire: toWireName(namespace, tool.name),
+    namespace,
+    tool,
+    risk: riskOf(tool, builtin),
+    ...(typeof subject === 'string' ? { subjectArg: subject } : {}),
+    doc: docFromJsonSchema(namespace, tool),
+  };
+}
+
+interface NamespaceTools {
+  readonly tools: readonly Tool[];
+  readonly builtin: boolean;
+}
+
 /** Every tool of every downstream under its namespaced name, with quarantine and a search index. */
 export class Catalog {
-  private readonly byNamespace = new Map<string, CatalogEntry[]>();
-  private readonly quarantinedByNamespace = new Map<string, string[]>();
-  /** Every tool as its server last listed it, quarantined or not. */
-  private readonly latest = new Map<string, Tool>();
+  private readonly sources = new Map<string, NamespaceTools>();
   private byName = new Map<string, CatalogEntry>();
+  private quarantine = new Map<string, CatalogEntry>();
+  private rejected: string[] = [];
+  private pinsVersion = -1;
   /** Built on the first search after a change, so a burst of updates costs one build. */
   private index: ToolIndex | undefined;
 
@@ -42,71 +62,66 @@ export class Catalog {
 
   /** Replaces one namespace's tools; changed definitions are quarantined, not listed. */
   update(namespace: string, tools: readonly Tool[], builtin: boolean): void {
-    const entries: CatalogEntry[] = [];
-    const quarantined: string[] = [];
-    const named = tools.map((tool) => [qualify(namespace, tool.name), tool] as const);
-    const changed = this.pins.check(named);
-    for (const [qualified, tool] of named) {
-      this.latest.set(qualified, tool);
-      if (changed.has(qualified)) {
-        quarantined.push(qualified);
-        continue;
-      }
-      const subject = builtin ? tool._meta?.[SUBJECT_META] : undefined;
-      entries.push({
-        qualified,
-        wire: toWireName(namespace, tool.name),
-        namespace,
-        tool,
-        risk: riskOf(tool, builtin),
-        ...(typeof subject === 'string' ? { subjectArg: subject } : {}),
-        doc: docFromJsonSchema(namespace, tool),
-      });
-    }
-    this.byNamespace.set(namespace, entries);
-    this.quarantinedByNamespace.set(namespace, quarantined);
+    this.sources.set(namespace, { tools, builtin });
     this.rebuild();
   }
 
-  remove(namespace: string): void {
-    this.byNamespace.delete(namespace);
-    this.quarantinedByNamespace.delete(namespace);
-    this.rebuild();
+  /** Applies pins again when `bulkhead approve` (another process) changed them. */
+  private current(): void {
+    if (this.pins.version !== this.pinsVersion) this.rebuild();
   }
 
   private rebuild(): void {
-    const all = [...this.byNamespace.values()].flat();
-    this.byName = new Map(all.map((entry) => [entry.qualified, entry]));
+    const usable = new Map<string, CatalogEntry>();
+    const quarantine = new Map<string, CatalogEntry>();
+    const rejected: string[] = [];
+    for (const [namespace, { tools, builtin }] of this.sources) {
+      const valid = tools.filter((tool) => VALID_TOOL_NAME.test(tool.name));
+      rejected.push(...tools.filter((tool) => !VALID_TOOL_NAME.test(tool.name)).map((tool) => `${namespace}:${tool.name}`));
+      const changed = this.pins.check(valid.map((tool) => [qualify(namespace, tool.name), tool] as const));
+      for (const tool of valid) {
+        const entry = entryFor(namespace, tool, builtin);
+        (changed.has(entry.qualified) ? quarantine : usable).set(entry.qualified, entry);
+      }
+    }
+    this.byName = usable;
+    this.quarantine = quarantine;
+    this.rejected = rejected;
+    this.pinsVersion = this.pins.version;
     this.index = undefined;
   }
 
   entries(): CatalogEntry[] {
+    this.current();
     return [...this.byName.values()];
   }
 
   quarantined(): string[] {
-    return [...this.quarantinedByNamespace.values()].flat();
+    this.current();
+    return [...this.quarantine.keys()];
+  }
+
+  /** Tools left out because their names are not valid MCP tool names. */
+  invalidNames(): readonly string[] {
+    return this.rejected;
   }
 
   /** Looks a tool up by `ns:tool` or `ns__tool`. */
   get(name: string): CatalogEntry | undefined {
+    this.current();
     const parsed = parseToolName(name);
     return parsed ? this.byName.get(qualify(parsed.namespace, parsed.tool)) : undefined;
   }
 
-  /** The current (changed) definition of a quarantined tool, for a human to review. */
-  quarantinedTool(name: string): Tool | undefined {
+  /** A quarantined tool as its server now lists it, for a human to review. */
+  quarantinedEntry(name: string): CatalogEntry | undefined {
+    this.current();
     const parsed = parseToolName(name);
-    if (!parsed) return undefined;
-    return this.latest.get(qualify(parsed.namespace, parsed.tool));
-  }
-
-  isQuarantined(name: string): boolean {
-    const parsed = parseToolName(name);
-    return parsed !== undefined && this.quarantined().includes(qualify(parsed.namespace, parsed.tool));
+    return parsed ? this.quarantine.get(qualify(parsed.namespace, parsed.tool)) : undefined;
   }
 
   search(query: string, limit: number, visible: (entry: CatalogEntry) => boolean): { entry: CatalogEntry; score: number }[] {
+    this.current();
     this.index ??= ToolIndex.build([...this.byName.values()].map((entry) => entry.doc));
     const hits: SearchHit[] = this.index.search(query, { limit, filter: (doc) => visible(this.byName.get(doc.name)!) });
     return hits.map((hit) => ({ entry: this.byName.get(hit.doc.name)!, score: hit.score }));

@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorMessage, parseHostPort, serveUntilStopped, verifyAuditFile } from '@bulkhead/core';
+import { errorMessage, parseHostPort, readTokenFile, serveUntilStopped, verifyAuditFile } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { defaultControlDir, loadGateway } from './load.js';
@@ -12,7 +12,6 @@ import { PinStore } from './pins.js';
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
 import { firstParagraph } from './search/index.js';
-import { readFileSync } from 'node:fs';
 
 const VERSION = '0.1.0';
 const SCRIPT = fileURLToPath(import.meta.url);
@@ -71,6 +70,9 @@ function reportDownstreams(loaded: ReturnType<typeof loadGateway>): void {
   for (const downstream of loaded.gateway.downstreams.values()) {
     if (downstream.state !== 'ready') process.stderr.write(`bulkhead: ${downstream.namespace} is ${downstream.state}: ${downstream.lastError ?? 'no error recorded'}\n`);
   }
+  for (const name of loaded.gateway.catalog.invalidNames()) {
+    process.stderr.write(`bulkhead: ${name} is left out: tool names may hold only letters, digits, _ and - (at most 64)\n`);
+  }
   for (const name of loaded.gateway.catalog.quarantined()) {
     process.stderr.write(`bulkhead: ${name} changed its definition and is quarantined until \`bulkhead approve ${name}\`\n`);
   }
@@ -80,7 +82,7 @@ async function start(values: Record<string, unknown>): Promise<void> {
   const setup = setupFrom(values as { root?: string[]; config?: string; profile?: string });
   const loaded = loadGateway(setup);
   for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
-  const token = typeof values['token-file'] === 'string' ? readFileSync(resolve(values['token-file']), 'utf8').trim() : undefined;
+  const token = typeof values['token-file'] === 'string' ? readTokenFile(resolve(values['token-file'])) : undefined;
   await loaded.gateway.start();
   reportDownstreams(loaded);
   const http = typeof values['http'] === 'string' ? parseHostPort(values['http']) : undefined;

@@ -3,7 +3,6 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CallToolRequestSchema,
-  ElicitResultSchema,
   ErrorCode,
   ListToolsRequestSchema,
   McpError,
@@ -24,7 +23,6 @@ import {
   InFlightCalls,
   limitMiddleware,
   parseArguments,
-  parseToolName,
   parseToolPattern,
   validateMiddleware,
   type AuditPolicy,
@@ -45,6 +43,7 @@ import type { MetaContext, MetaTool } from './meta/meta-tool.js';
 import { toolSearch } from './meta/tool_search.js';
 import { unloadTools } from './meta/unload_tools.js';
 import { PinStore } from './pins.js';
+import { reviewQuarantined } from './review.js';
 import { LoadedTools } from './session.js';
 import { ArgumentValidator } from './validator.js';
 
@@ -142,7 +141,12 @@ export function createGateway(options: GatewayOptions): Gateway {
           signal: state.signal,
           timeoutMs: options.config.call_timeout_ms,
           ...(token !== undefined
-            ? { onprogress: (progress) => void state.extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } }) }
+            ? {
+                onprogress: (progress) => {
+                  // The client may be gone by now; its progress is then of no use to anyone.
+                  state.extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined);
+                },
+              }
             : {}),
         });
       },
@@ -163,31 +167,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
     await downstreamChain(entry, gate)(state);
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
-  };
-
-  /** Asks the human to approve a changed definition; on approval the tool is pinned anew and usable. */
-  const reviewQuarantined = async (name: string, call: Pick<CallState, 'extra' | 'signal' | 'clientCanElicit'>, visible: (entry: CatalogEntry) => boolean): Promise<CatalogEntry | undefined> => {
-    const tool = catalog.quarantinedTool(name);
-    const parsed = parseToolName(name);
-    if (!tool || !parsed || !call.clientCanElicit()) return undefined;
-    const qualified = `${parsed.namespace}:${parsed.tool}`;
-    const answer = await call.extra.sendRequest(
-      {
-        method: 'elicitation/create',
-        params: {
-          mode: 'form',
-          message: `${qualified} changed its definition since it was approved. Review the new one before it can be used:\n\nDescription: ${tool.description ?? '(none)'}\nInput schema: ${JSON.stringify(tool.inputSchema)}`,
-          requestedSchema: { type: 'object', properties: { approve: { type: 'boolean', title: `Approve the new definition of ${qualified}`, default: false } }, required: ['approve'] },
-        },
-      },
-      ElicitResultSchema,
-      { signal: call.signal, timeout: 10 * 60 * 1000 },
-    );
-    if (answer.action !== 'accept' || answer.content?.['approve'] !== true || !pins.approve(qualified)) return undefined;
-    const downstream = downstreams.get(parsed.namespace);
-    if (downstream) catalog.update(downstream.namespace, downstream.tools, options.builtins.has(downstream.namespace));
-    const entry = catalog.get(qualified);
-    return entry && visible(entry) ? entry : undefined;
   };
 
   const metaChain = (tool: MetaTool, ctx: MetaContext) =>
@@ -246,7 +225,7 @@ export function createGateway(options: GatewayOptions): Gateway {
             return callDownstream(entry, args, state, access.gate);
           },
           listChanged,
-          reviewQuarantined: (toolName) => reviewQuarantined(toolName, call, visible),
+          reviewQuarantined: (toolName) => reviewQuarantined({ name: toolName, catalog, pins, auditor, call, visible }),
           state: call,
         };
         await metaChain(meta, ctx)(metaState);

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import { CallAuditor, parseToolPattern, ToolError, type CallState, type Middleware, type ToolPattern } from '@bulkhead/core';
+import { CallAuditor, ConfigError, errorMessage, parseToolPattern, ToolError, type CallState, type Middleware, type ToolPattern } from '@bulkhead/core';
 import type { HookEntry, HooksConfig } from './config/hooks.js';
+import { killGroup, trackGroup, untrackGroup } from './process-groups.js';
 
 const MAX_HOOK_OUTPUT = 1024 * 1024;
 
@@ -12,32 +13,38 @@ interface HookRun {
 }
 
 /** Runs one hook command with the event on stdin; its whole process group ends at the timeout. */
-function runHook(hook: HookEntry, cwd: string, event: unknown): Promise<HookRun> {
+function runHook(hook: HookEntry, cwd: string, event: unknown, signal: AbortSignal): Promise<HookRun> {
   return new Promise((resolve, reject) => {
     const child = spawn('/bin/sh', ['-c', hook.command], { cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true, env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '' } });
+    if (child.pid !== undefined) trackGroup(child.pid);
     let stdout = '';
     let stderr = '';
     let timedOut = false;
+    const stop = () => {
+      if (child.pid !== undefined) killGroup(child.pid);
+    };
     const timer = setTimeout(() => {
       timedOut = true;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
+      stop();
     }, hook.timeout_ms);
+    signal.addEventListener('abort', stop, { once: true });
     child.stdout.on('data', (chunk: Buffer) => {
       if (stdout.length < MAX_HOOK_OUTPUT) stdout += chunk.toString();
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < MAX_HOOK_OUTPUT) stderr += chunk.toString();
     });
-    child.on('error', (error) => {
+    const settle = () => {
       clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+      if (child.pid !== undefined) untrackGroup(child.pid);
+    };
+    child.on('error', (error) => {
+      settle();
       reject(error);
     });
     child.on('close', (code) => {
-      clearTimeout(timer);
+      settle();
       resolve({ code, stdout, stderr, timedOut });
     });
     child.stdin.on('error', () => undefined);
@@ -64,7 +71,11 @@ export class Hooks {
     private readonly cwd: string,
     private readonly auditor: CallAuditor,
   ) {
-    const compile = (entry: HookEntry) => ({ entry, pattern: parseToolPattern(entry.matcher) });
+    const compile = (entry: HookEntry) => {
+      const pattern = parseToolPattern(entry.matcher);
+      if (pattern.argument) throw new ConfigError(`hooks.yaml: a matcher names tools, not arguments (\`${entry.matcher}\`); the hook gets the arguments on stdin`);
+      return { entry, pattern };
+    };
     this.pre = config.pre_tool.map(compile);
     this.post = config.post_tool.map(compile);
   }
@@ -90,7 +101,7 @@ export class Hooks {
     return async (state, next) => {
       for (const hook of this.matching(this.pre, state)) {
         const started = performance.now();
-        const run = await runHook(hook.entry, this.cwd, { event: 'pre_tool', tool: state.qualifiedName, arguments: state.args, caller: state.caller });
+        const run = await runHook(hook.entry, this.cwd, { event: 'pre_tool', tool: state.qualifiedName, arguments: state.args, caller: state.caller }, state.signal);
         if (run.timedOut) {
           this.audit('pre_tool', hook.entry, state, started, 'denied', 'timed out');
           throw new ToolError(`Blocked by a pre_tool hook (${hook.entry.matcher}): it did not answer within ${hook.entry.timeout_ms} ms. Nothing was run.`, 'denied');
@@ -103,8 +114,8 @@ export class Hooks {
         }
         const replacement = parseReplacement(run.stdout);
         if (replacement) {
-          state.args = replacement;
-          state.args = revalidate({ ...state, rawArgs: replacement });
+          state.rawArgs = replacement;
+          state.args = revalidate(state);
         }
         this.audit('pre_tool', hook.entry, state, started, run.code === 0 ? 'ok' : 'error', run.code === 0 ? (replacement ? 'replaced the arguments' : undefined) : `exit ${run.code}: ${run.stderr.trim()}`);
       }
@@ -117,7 +128,10 @@ export class Hooks {
       await next();
       for (const hook of this.matching(this.post, state)) {
         const started = performance.now();
-        const run = await runHook(hook.entry, this.cwd, { event: 'post_tool', tool: state.qualifiedName, arguments: state.args, result: state.result, caller: state.caller });
+        // The call already happened: a hook that cannot run is recorded, never turned into a failed call.
+        const run = await runHook(hook.entry, this.cwd, { event: 'post_tool', tool: state.qualifiedName, arguments: state.args, result: state.result, caller: state.caller }, state.signal).catch(
+          (error: unknown) => ({ code: null, stdout: '', stderr: errorMessage(error), timedOut: false }),
+        );
         this.audit('post_tool', hook.entry, state, started, run.code === 0 && !run.timedOut ? 'ok' : 'error', run.timedOut ? 'timed out' : run.code === 0 ? undefined : `exit ${run.code}: ${run.stderr.trim()}`);
       }
     };

@@ -1,6 +1,5 @@
 import { resolve, join } from 'node:path';
-import { readFileSync } from 'node:fs';
-import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, type AuditPolicy } from '@bulkhead/core';
+import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, readTokenFile, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, type AuditPolicy } from '@bulkhead/core';
 import { resolveDownstreams } from './config/downstreams.js';
 import { HOOKS_FILE, hooksSchema } from './config/hooks.js';
 import { GATEWAY_CONFIG_FILE, gatewayConfigSchema, TOOL_POLICY_FILE, toolPolicySchema, type GatewayConfig } from './config/schema.js';
@@ -29,16 +28,12 @@ function profileAccess(config: GatewayConfig, permissions: PermissionGate, name:
     throw new ConfigError(`unknown profile ${name}${where}; ${known.length ? `profiles in ${GATEWAY_CONFIG_FILE}: ${known.join(', ')}` : `${GATEWAY_CONFIG_FILE} defines none`}`);
   }
   const tools = profile.tools?.map(parseToolPattern);
+  const withArgument = tools?.find((pattern) => pattern.argument);
+  if (withArgument) throw new ConfigError(`profile ${name} in ${GATEWAY_CONFIG_FILE}: tools entries name tools, not arguments (\`${withArgument.source}\`); put argument rules in permissions.yaml`);
   return {
     gate: { kind: 'self', permissions: profile.autonomy ? permissions.narrowedTo(profile.autonomy) : permissions },
     visibleTo: (entry) => (!profile.namespaces || profile.namespaces.includes(entry.namespace)) && (!tools || tools.some((pattern) => pattern.matchesName(entry.qualified))),
   };
-}
-
-function readToken(file: string): string {
-  const token = readFileSync(file, 'utf8').trim();
-  if (token.length < 16) throw new ConfigError(`${file} holds ${token.length} characters; a token needs at least 16`);
-  return token;
 }
 
 /** Reads the control-plane folder and builds a gateway (not started yet). */
@@ -51,9 +46,11 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
   const hooks = loadYamlFile(controlDir, HOOKS_FILE, hooksSchema).value;
   const permissions = PermissionGate.load(controlDir);
   const { specs, problems, builtins } = resolveDownstreams(config, roots, controlDir);
-  const tokens = config.tokens.map((entry, index) => ({ token: readToken(resolve(controlDir, entry.file)), label: entry.profile ?? `token-${index + 1}` }));
+  const defaultAccess = profileAccess(config, permissions, setup.profile, '');
+  // Labels come from positions, never from names a user picks, so two tokens cannot share one.
+  const tokens = config.tokens.map((entry, index) => ({ token: readTokenFile(resolve(controlDir, entry.file)), label: `tokens[${index}]` }));
   const accessByToken = new Map(
-    config.tokens.map((entry, index) => [entry.profile ?? `token-${index + 1}`, profileAccess(config, permissions, entry.profile, ` (tokens[${index}] in ${GATEWAY_CONFIG_FILE})`)] as const),
+    config.tokens.map((entry, index) => [`tokens[${index}]`, entry.profile === undefined ? defaultAccess : profileAccess(config, permissions, entry.profile, ` (tokens[${index}] in ${GATEWAY_CONFIG_FILE})`)] as const),
   );
   const gateway = createGateway({
     controlDir,
@@ -61,7 +58,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
     builtins,
     config,
     toolPolicy,
-    access: profileAccess(config, permissions, setup.profile, ''),
+    access: defaultAccess,
     accessByToken,
     audit,
     limits: DEFAULT_OUTPUT_LIMITS,

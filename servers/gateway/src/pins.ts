@@ -1,7 +1,7 @@
 import { readFileSync, renameSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { canonicalJson, sha256 } from '@bulkhead/core';
+import { canonicalJson, RISK_META, sha256, SUBJECT_META } from '@bulkhead/core';
 
 export const PINS_FILE = 'pins.json';
 
@@ -18,9 +18,14 @@ interface PinFile {
   tools: Record<string, PinRecord>;
 }
 
-/** The hash of what a model reads and sends: description and schemas. */
+/**
+ * The hash of what a model reads and sends (title, description, schemas) and of what sets the
+ * tool's risk tier (annotations, a built-in's declared risk and subject): changing any of them
+ * quarantines the tool.
+ */
 export function definitionHash(tool: Tool): string {
-  return sha256(canonicalJson({ title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema }));
+  const riskMeta = tool._meta ? { risk: tool._meta[RISK_META], subject: tool._meta[SUBJECT_META] } : undefined;
+  return sha256(canonicalJson({ title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations, riskMeta }));
 }
 
 /**
@@ -35,6 +40,12 @@ export class PinStore {
 
   constructor(controlDir: string) {
     this.file = join(controlDir, PINS_FILE);
+  }
+
+  /** The pin file's modification time as last read or written, so others can tell it changed. */
+  get version(): number {
+    this.reload();
+    return this.loadedMtime;
   }
 
   private reload(): void {
@@ -88,11 +99,14 @@ export class PinStore {
     return quarantined;
   }
 
-  /** Accepts the pending definition of a quarantined tool; false when nothing is pending. */
-  approve(qualified: string): boolean {
+  /**
+   * Accepts the pending definition of a quarantined tool; false when nothing is pending, or when
+   * the pending definition is no longer the one the human reviewed (`reviewed` is its hash).
+   */
+  approve(qualified: string, reviewed?: string): boolean {
     this.reload();
     const pin = this.data.tools[qualified];
-    if (!pin?.pending_sha256) return false;
+    if (!pin?.pending_sha256 || (reviewed !== undefined && pin.pending_sha256 !== reviewed)) return false;
     pin.sha256 = pin.pending_sha256;
     delete pin.pending_sha256;
     pin.approved_at = new Date().toISOString();

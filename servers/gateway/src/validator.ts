@@ -1,4 +1,5 @@
-import { Ajv, type ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError } from '@bulkhead/core';
 
@@ -15,13 +16,20 @@ export function parameterSummary(tool: Tool): string {
 
 /** Checks arguments against a downstream tool's own JSON Schema before it is called. */
 export class ArgumentValidator {
-  private readonly ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false });
+  private readonly ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false, addUsedSchema: false });
   private readonly compiled = new WeakMap<Tool, ValidateFunction>();
 
   validate(qualified: string, tool: Tool, args: unknown): Record<string, unknown> {
     let check = this.compiled.get(tool);
     if (!check) {
-      check = this.ajv.compile(tool.inputSchema);
+      try {
+        // Checked under 2020-12 whatever dialect it names (draft-07 schemas read the same for
+        // arguments), and without its `$id`, which two servers may share.
+        const { $schema: _dialect, $id: _id, ...schema } = tool.inputSchema as Record<string, unknown>;
+        check = this.ajv.compile(schema);
+      } catch (error) {
+        throw new ToolError(`${qualified} has an input schema that cannot be checked (${(error as Error).message}); its server must fix it`, 'bad_schema');
+      }
       this.compiled.set(tool, check);
     }
     const value = args ?? {};

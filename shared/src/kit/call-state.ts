@@ -13,7 +13,8 @@ export interface CallTarget {
 export interface CallState {
   readonly target: CallTarget;
   readonly qualifiedName: string;
-  readonly rawArgs: unknown;
+  /** The arguments as the client sent them, or as a pre_tool hook replaced them: what the audit records. */
+  rawArgs: unknown;
   /** Validated arguments; set by the validation step. */
   args: Record<string, unknown>;
   readonly extra: RequestHandlerExtra<ServerRequest, ServerNotification>;

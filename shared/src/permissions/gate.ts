@@ -70,7 +70,7 @@ export class PermissionGate {
   }
 
   private firstMatch(list: ListName, subject: CallSubject): Rule | undefined {
-    return this.rules.find((rule) => rule.list === list && ruleMatches(rule.pattern, subject));
+    return this.rules.find((rule) => rule.list === list && ruleMatches(rule.pattern, subject, list !== 'allow'));
   }
 
   decide(subject: CallSubject): Decision {
@@ -122,11 +122,15 @@ export class PermissionGate {
   }
 }
 
-function ruleMatches(pattern: ToolPattern, subject: CallSubject): boolean {
+/**
+ * A bare `(glob)` needs the tool's subject argument. A tool without one (a third-party tool)
+ * matches restrictive rules (deny, ask) anyway and never matches an allow: unknown fails closed.
+ */
+function ruleMatches(pattern: ToolPattern, subject: CallSubject, restrictive: boolean): boolean {
   if (!pattern.matchesName(subject.qualifiedName)) return false;
   if (!pattern.argument) return true;
   const key = pattern.argument.key ?? subject.subjectArg;
-  if (!key) return false;
+  if (!key) return restrictive;
   const value = subject.args[key];
   if (typeof value !== 'string') return false;
   return pattern.argument.matches(value);

@@ -1,4 +1,4 @@
-import { ConfigError, errorMessage, ToolError } from '../errors.js';
+import { errorMessage } from '../errors.js';
 import type { ToolServer } from '../kit/server.js';
 import { serveHttp, type HttpOptions } from './http.js';
 import { commonUsage, parseCommonOptions, UsageError, type CommonOptions } from './options.js';
@@ -40,8 +40,7 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
     }
     toolServer = await spec.build(options);
   } catch (error) {
-    const known = error instanceof UsageError || error instanceof ConfigError || error instanceof ToolError || (error as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION';
-    process.stderr.write(`${spec.bin}: ${errorMessage(error)}\n${known && error instanceof UsageError ? `\n${commonUsage(spec.bin)}\n` : ''}`);
+    process.stderr.write(`${spec.bin}: ${errorMessage(error)}\n${error instanceof UsageError ? `\n${commonUsage(spec.bin)}\n` : ''}`);
     process.exitCode = 2;
     return;
   }
@@ -81,8 +80,10 @@ export async function serveUntilStopped(toolServer: ToolServer, options: ServeOp
     await toolServer.close();
     process.exit(code);
   };
-  process.once('SIGINT', () => void stop(130));
-  process.once('SIGTERM', () => void stop(143));
+  // `on`, not `once`: a second Ctrl-C while children are being stopped must not kill us halfway.
+  process.on('SIGINT', () => void stop(130));
+  process.on('SIGTERM', () => void stop(143));
+  process.on('SIGHUP', () => void stop(129));
 
   if (!options.http) {
     process.stderr.write(`${options.bin}: ${options.stdioBanner}\n`);

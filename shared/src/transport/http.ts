@@ -190,7 +190,9 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
         lastSeen.delete(transport.sessionId);
       };
       await toolServer.connect(transport);
-      return transport.handleRequest(req, res, body);
+      await transport.handleRequest(req, res, body);
+      if (transport.sessionId === undefined) await transport.close();
+      return;
     }
     if (req.method === 'GET' || req.method === 'DELETE') {
       if (!existing) return jsonError(res, sessionId === undefined ? 400 : 404, 'unknown or missing mcp-session-id');

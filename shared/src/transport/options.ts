@@ -42,14 +42,15 @@ export function parseHostPort(value: string): { host: string; port: number } {
   return { host, port };
 }
 
-function readToken(file: string): string {
+/** Reads a bearer token from a file; a short or unreadable token is refused, never accepted. */
+export function readTokenFile(file: string): string {
   let token: string;
   try {
     token = readFileSync(file, 'utf8').trim();
   } catch (error) {
-    throw new UsageError(`--token-file ${file} cannot be read: ${(error as Error).message}`);
+    throw new UsageError(`token file ${file} cannot be read: ${(error as Error).message}`);
   }
-  if (token.length < 16) throw new UsageError(`--token-file ${file} holds ${token.length} characters; use at least 16 random characters`);
+  if (token.length < 16) throw new UsageError(`token file ${file} holds ${token.length} characters; use at least 16 random characters`);
   return token;
 }
 
@@ -86,7 +87,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
     gate,
     audit,
     ...(values.http !== undefined ? { http: parseHostPort(values.http) } : {}),
-    ...(values['token-file'] !== undefined ? { token: readToken(resolve(cwd, values['token-file'])) } : {}),
+    ...(values['token-file'] !== undefined ? { token: readTokenFile(resolve(cwd, values['token-file'])) } : {}),
     allowedOrigins: values['allow-origin'] ?? [],
     allowedHosts: values['allow-host'] ?? [],
     help,

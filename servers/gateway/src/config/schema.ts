@@ -23,7 +23,14 @@ const serverEntry = z
 export const gatewayConfigSchema = z.strictObject({
   $schema: z.string().optional().describe('Editor hint; ignored'),
   servers: z
-    .record(z.string().regex(/^[a-z][a-z0-9_]*$/, 'a namespace is lower-case letters, digits and _ (it prefixes tool names)'), serverEntry)
+    .record(
+      z
+        .string()
+        .regex(/^[a-z][a-z0-9_]*$/, 'a namespace is lower-case letters, digits and _ (it prefixes tool names)')
+        .refine((name) => !name.includes('__'), 'a namespace may not contain __ (it separates namespace and tool on the wire)')
+        .refine((name) => name !== 'gateway', 'gateway is reserved for the meta tools'),
+      serverEntry,
+    )
     .default(Object.fromEntries(BUILTIN_NAMESPACES.map((ns) => [ns, {}])) as Record<string, never>)
     .describe('Downstream servers by namespace: a built-in compartment (fs, fs_write, shell, web, git, ladder) needs no command; any other needs command or url'),
   call_timeout_ms: z.number().int().min(1000).max(3_600_000).default(300_000).describe('A downstream call is abandoned after this long'),

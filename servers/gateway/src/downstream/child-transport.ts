@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
 
 export interface ChildSpec {
   readonly command: string;
@@ -11,26 +12,6 @@ export interface ChildSpec {
 }
 
 const STDERR_KEEP = 16 * 1024;
-
-/** Every live child's process group, so that an abrupt exit of the gateway still ends them. */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-function killGroupNow(pid: number): void {
-  try {
-    process.kill(-pid, 'SIGKILL');
-  } catch {
-    // the group is already gone
-  }
-}
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.on('exit', () => {
-    for (const pid of liveGroups) killGroupNow(pid);
-  });
-}
 
 /**
  * An MCP stdio transport to a child started in its own process group, so that stopping it ends
@@ -48,17 +29,12 @@ export class ChildProcessTransport implements Transport {
 
   constructor(private readonly spec: ChildSpec) {}
 
-  get pid(): number | undefined {
-    return this.child?.pid;
-  }
-
   /** The last lines the child wrote to stderr, for error messages. */
   get stderr(): string {
     return this.stderrTail;
   }
 
   start(): Promise<void> {
-    installExitHook();
     return new Promise((resolve, reject) => {
       const child = spawn(this.spec.command, [...this.spec.args], {
         cwd: this.spec.cwd,
@@ -72,7 +48,7 @@ export class ChildProcessTransport implements Transport {
         reject(error);
       });
       child.once('spawn', () => {
-        if (child.pid !== undefined) liveGroups.add(child.pid);
+        if (child.pid !== undefined) trackGroup(child.pid);
         resolve();
       });
       child.once('exit', () => this.finish());
@@ -117,10 +93,10 @@ export class ChildProcessTransport implements Transport {
     } catch {
       // already gone
     }
-    const timer = setTimeout(() => killGroupNow(pid), graceMs);
+    const timer = setTimeout(() => killGroup(pid), graceMs);
     await exited;
     clearTimeout(timer);
-    killGroupNow(pid);
+    killGroup(pid);
     this.finish();
   }
 
@@ -128,8 +104,8 @@ export class ChildProcessTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     if (this.child?.pid !== undefined) {
-      killGroupNow(this.child.pid);
-      liveGroups.delete(this.child.pid);
+      killGroup(this.child.pid);
+      untrackGroup(this.child.pid);
     }
     this.buffer.clear();
     this.onclose?.();

@@ -54,10 +54,6 @@ export class Downstream {
     return this.spec.namespace;
   }
 
-  get pid(): number | undefined {
-    return this.transport instanceof ChildProcessTransport ? this.transport.pid : undefined;
-  }
-
   /** Connects once; a failure schedules a restart rather than throwing. */
   async start(): Promise<void> {
     if (this.state === 'stopped') return;
@@ -85,8 +81,9 @@ export class Downstream {
     });
     this.transport = transport;
     this.client = client;
-    client.onclose = () => this.onDisconnect(client);
     await client.connect(transport as Transport);
+    // Set only once connected: a failed start is handled by start() alone, not counted twice.
+    client.onclose = () => this.onDisconnect(client);
     await this.refreshTools();
     this.state = 'ready';
     this.readyAt = Date.now();
@@ -120,6 +117,7 @@ export class Downstream {
     if (this.readyAt > 0 && Date.now() - this.readyAt >= this.policy.stableMs) this.restarts = 0;
     if (this.restarts >= this.policy.budget) {
       this.state = 'failed';
+      void this.closeTransport();
       return;
     }
     const delay = Math.min(this.policy.initialDelayMs * 2 ** this.restarts, this.policy.maxDelayMs);

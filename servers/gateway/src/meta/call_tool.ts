@@ -16,7 +16,7 @@ export const callTool = defineMetaTool({
   stable: true,
   async run(args, ctx) {
     let entry = lookup(ctx, args.name);
-    if (typeof entry === 'string' && ctx.catalog.isQuarantined(args.name)) entry = (await ctx.reviewQuarantined(args.name)) ?? entry;
+    if (typeof entry === 'string' && ctx.catalog.quarantinedEntry(args.name)) entry = (await ctx.reviewQuarantined(args.name)) ?? entry;
     if (typeof entry === 'string') return { isError: true, content: [{ type: 'text', text: entry }] };
     ctx.session.touch(entry.qualified);
     return ctx.callDownstream(entry, args.arguments, ctx.state);

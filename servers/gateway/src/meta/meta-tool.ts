@@ -1,9 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { ToolAnnotations } from '@bulkhead/core';
+import type { CallState, ToolAnnotations } from '@bulkhead/core';
 import type { Catalog, CatalogEntry } from '../catalog.js';
 import type { LoadedTools } from '../session.js';
-import type { CallState } from '@bulkhead/core';
 
 /** What a meta tool may use: the catalog as this caller may see it, and the session's loaded set. */
 export interface MetaContext {
@@ -34,12 +33,13 @@ export function defineMetaTool<I extends z.ZodObject>(tool: MetaTool<I>): MetaTo
   return tool as unknown as MetaTool;
 }
 
-/** Finds a tool the caller may see, by either name form; quarantine and absence read the same to a model that may not know. */
+/** Finds a tool the caller may see, by either name form; one it may not see reads as unknown. */
 export function lookup(ctx: MetaContext, name: string): CatalogEntry | string {
   const entry = ctx.catalog.get(name);
   if (entry && ctx.visible(entry)) return entry;
-  if (ctx.catalog.isQuarantined(name)) {
-    return `${name} changed its definition since it was approved and is quarantined; a human must review it and run \`bulkhead approve ${name.replace('__', ':')}\``;
+  const changed = ctx.catalog.quarantinedEntry(name);
+  if (changed && ctx.visible(changed)) {
+    return `${changed.wire} changed its definition since it was approved and is quarantined; a human must review it and run \`bulkhead approve ${changed.qualified}\``;
   }
   return `Unknown tool ${name}; use tool_search to find tools (names look like fs__read_file or fs:read_file)`;
 }
