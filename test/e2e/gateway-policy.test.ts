@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { GATEWAY_CLI, EVERYTHING_ENTRY, text } from './helpers.js';
+import { GATEWAY_CLI, EVERYTHING_ENTRY, ODD_NAMES_SERVER, text } from './helpers.js';
 
 const run = promisify(execFile);
 
@@ -136,12 +136,32 @@ describe('profiles', () => {
   });
 });
 
+describe('tool names a policy glob could not match', () => {
+  it('leaves them out and says so', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  odd:\n    command: ${process.execPath}\n    args: [${ODD_NAMES_SERVER}]\n`, '.bulkhead/permissions.yaml': 'deny:\n  - odd\n' });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    expect(gateway.stderr()).toContain('bulkhead: odd:a/b is left out: tool names may hold only letters, digits, _ and - (at most 64)');
+    const call = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'odd:a/b', arguments: {} } });
+    expect(text(call)).toBe('Unknown tool odd:a/b; use tool_search to find tools (names look like fs__read_file or fs:read_file)');
+    expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'odd__ok', arguments: {} } }))).toMatch(/^Unknown tool odd__ok/);
+  });
+});
+
 describe('bulkhead.yaml', () => {
   it('rejects duplicate namespaces with the line', async () => {
     ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n  fs: {}\n' });
     const failure = await run(process.execPath, [GATEWAY_CLI, 'start', '--root', ws.root]).catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 2 });
     expect((failure as { stderr: string }).stderr).toBe(`bulkhead: ${ws.path('.bulkhead/bulkhead.yaml')} line 3: not valid YAML: Map keys must be unique\n`);
+  });
+
+  it('refuses a namespace with __ and the reserved gateway namespace', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': 'servers:\n  a__b:\n    command: x\n  gateway:\n    command: y\n' });
+    const failure = await run(process.execPath, [GATEWAY_CLI, 'start', '--root', ws.root]).catch((error: { code: number; stderr: string }) => error);
+    expect(failure).toMatchObject({ code: 2 });
+    const stderr = (failure as { stderr: string }).stderr;
+    expect(stderr).toContain('a namespace may not contain __ (it separates namespace and tool on the wire)');
+    expect(stderr).toContain('gateway is reserved for the meta tools');
   });
 
   it('names a third-party entry without command or url', async () => {

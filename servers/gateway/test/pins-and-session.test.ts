@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
-import { PinStore } from '../src/pins.js';
+import { definitionHash, PinStore } from '../src/pins.js';
 import { LoadedTools } from '../src/session.js';
 
 let ws: TempWorkspace;
@@ -32,6 +32,24 @@ describe('PinStore', () => {
     pins.check([['x:greet', tool('Greets.')]]);
     const widened: Tool = { ...tool('Greets.'), inputSchema: { type: 'object', properties: { who: { type: 'string' }, exec: { type: 'string' } } } };
     expect(pins.check([['x:greet', widened]])).toEqual(new Set(['x:greet']));
+  });
+
+  it('treats a change of annotations (and so of risk tier) as a change of definition', () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    pins.check([['x:greet', { ...tool('Greets.'), annotations: { readOnlyHint: false } }]]);
+    expect(pins.check([['x:greet', { ...tool('Greets.'), annotations: { readOnlyHint: true } }]])).toEqual(new Set(['x:greet']));
+  });
+
+  it('approves only the definition the human reviewed', () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    pins.check([['x:greet', tool('Greets.')]]);
+    pins.check([['x:greet', tool('Shown to the human.')]]);
+    const reviewed = definitionHash(tool('Shown to the human.'));
+    pins.check([['x:greet', tool('Changed again while the prompt was open.')]]);
+    expect(pins.approve('x:greet', reviewed)).toBe(false);
+    expect(pins.approve('x:greet', definitionHash(tool('Changed again while the prompt was open.')))).toBe(true);
   });
 
   it('forgets a pending change when the server reverts it', () => {

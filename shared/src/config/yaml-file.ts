@@ -21,6 +21,7 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   if (issue.code === 'unrecognized_keys') {
     return `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `\`${k}\``).join(', ')}`;
   }
+  if (issue.code === 'invalid_key') return `not allowed as a key: ${issue.issues.map((inner) => inner.message).join('; ')}`;
   if (issue.code === 'invalid_value') {
     return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
   }
