@@ -32,6 +32,12 @@ export function parseToolName(name: string): { namespace: string; tool: string }
   return undefined;
 }
 
+/** `ns__tool` or `ns:tool` as `ns:tool`; a name with no namespace is returned as it is. */
+export function qualifiedForm(name: string): string {
+  const parsed = parseToolName(name);
+  return parsed ? qualify(parsed.namespace, parsed.tool) : name;
+}
+
 export interface ToolPattern {
   /** The text as written in the policy file. */
   readonly source: string;

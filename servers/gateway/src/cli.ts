@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorMessage, parseHostPort, readTokenFile, serveUntilStopped, verifyAuditFile } from '@bulkhead/core';
+import { errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, verifyAuditFile } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { defaultControlDir, loadGateway } from './load.js';
@@ -138,13 +138,16 @@ async function main(argv: string[]): Promise<number> {
       return withGateway(values, async (loaded) => {
         reportDownstreams(loaded);
         const bound = new Set(loaded.gateway.toolNames);
-        const entries = loaded.gateway.catalog.entries().sort((a, b) => (a.qualified < b.qualified ? -1 : 1));
+        const entries = loaded.gateway.catalog
+          .entries()
+          .filter(loaded.gateway.visible)
+          .sort((a, b) => (a.qualified < b.qualified ? -1 : 1));
         const core = entries.filter((entry) => bound.has(entry.wire));
         const deferred = entries.filter((entry) => !bound.has(entry.wire));
         const line = (name: string, description: string) => `  ${name} — ${firstParagraph(description, 100).split('\n')[0]}`;
         process.stdout.write(
           `core (always bound):\n${core.map((e) => line(e.wire, e.tool.description ?? '')).join('\n') || '  none'}\n` +
-            `meta (always bound):\n  tool_search, call_tool, list_tools, load_tools, unload_tools\n` +
+            `meta (always bound):\n  ${loaded.gateway.metaToolNames.join(', ')}\n` +
             `deferred (found with tool_search):\n${deferred.map((e) => line(e.wire, e.tool.description ?? '')).join('\n') || '  none'}\n`,
         );
         return 0;
@@ -154,7 +157,7 @@ async function main(argv: string[]): Promise<number> {
       if (!query) throw new UsageError('search needs a query');
       const limit = values.limit ? Number(values.limit) : 5;
       return withGateway(values, async (loaded) => {
-        const hits = loaded.gateway.catalog.search(query, limit, () => true);
+        const hits = loaded.gateway.catalog.search(query, limit, loaded.gateway.visible);
         process.stdout.write(hits.map(({ entry, score }, i) => `${i + 1}. ${entry.wire} (score ${score.toFixed(3)})\n   ${firstParagraph(entry.tool.description ?? '', 200).replace(/\n/g, ' ')}`).join('\n') + (hits.length ? '\n' : `no tools match ${JSON.stringify(query)}\n`));
         return 0;
       });
@@ -163,7 +166,7 @@ async function main(argv: string[]): Promise<number> {
       const name = positionals[0];
       if (!name) throw new UsageError('approve needs a tool name such as fs:read_file');
       const setup = setupFrom(values);
-      const qualified = name.replace('__', ':');
+      const qualified = qualifiedForm(name);
       if (!new PinStore(setup.controlDir).approve(qualified)) {
         process.stderr.write(`bulkhead: ${qualified} has no changed definition waiting for approval\n`);
         return 1;

@@ -12,7 +12,6 @@ import {
   type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import {
   CallAuditor,
   callerOf,
@@ -24,6 +23,7 @@ import {
   limitMiddleware,
   parseArguments,
   parseToolPattern,
+  toJsonSchema,
   validateMiddleware,
   type AuditPolicy,
   type CallState,
@@ -77,14 +77,17 @@ export interface Access {
 
 export interface Gateway extends ToolServer {
   readonly catalog: Catalog;
+  /** Whether a tool is exposed to a caller with the default access (stdio, or the --token-file token). */
+  readonly visible: (entry: CatalogEntry) => boolean;
+  /** The meta tools listed in this mode. */
+  readonly metaToolNames: readonly string[];
   readonly downstreams: ReadonlyMap<string, Downstream>;
   /** Starts every downstream and waits for each first attempt. */
   start(): Promise<void>;
 }
 
 function metaDescription(tool: MetaTool): Tool {
-  const { $schema: _dialect, ...inputSchema } = z.toJSONSchema(tool.input, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
-  return { name: tool.name, title: tool.title, description: tool.description, inputSchema: { ...inputSchema, type: 'object' }, annotations: { title: tool.title, ...tool.annotations } };
+  return { name: tool.name, title: tool.title, description: tool.description, inputSchema: toJsonSchema(tool.input, 'input'), annotations: { title: tool.title, ...tool.annotations } };
 }
 
 /**
@@ -253,9 +256,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     namespace: GATEWAY_NAMESPACE,
     catalog,
     downstreams,
+    visible: visibleUnder(options.access),
+    metaToolNames: metaTools.filter((tool) => !stableMode || tool.stable).map((tool) => tool.name),
     get toolNames() {
       const visible = visibleUnder(options.access);
-      return [...catalog.entries().filter((entry) => visible(entry) && isCore(entry)).map((entry) => entry.wire), ...metaTools.map((tool) => tool.name)];
+      return [...catalog.entries().filter((entry) => visible(entry) && isCore(entry)).map((entry) => entry.wire), ...this.metaToolNames];
     },
     start: async () => {
       await Promise.all([...downstreams.values()].map((downstream) => downstream.start()));

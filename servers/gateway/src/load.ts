@@ -1,5 +1,5 @@
 import { resolve, join } from 'node:path';
-import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, readTokenFile, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, type AuditPolicy } from '@bulkhead/core';
+import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, readTokenFile, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern } from '@bulkhead/core';
 import { resolveDownstreams } from './config/downstreams.js';
 import { HOOKS_FILE, hooksSchema } from './config/hooks.js';
 import { GATEWAY_CONFIG_FILE, gatewayConfigSchema, TOOL_POLICY_FILE, toolPolicySchema, type GatewayConfig } from './config/schema.js';
@@ -15,7 +15,6 @@ export interface LoadedGateway {
   readonly gateway: Gateway;
   /** Configured servers that cannot run, to tell the user rather than crash. */
   readonly problems: readonly string[];
-  readonly audit: AuditPolicy;
   /** Bearer tokens from bulkhead.yaml, labelled with the profile each maps to. */
   readonly tokens: readonly { readonly token: string; readonly label: string }[];
 }
@@ -65,7 +64,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
     hooks,
     hookCwd: roots[0]!,
   });
-  return { gateway, problems, audit, tokens };
+  return { gateway, problems, tokens };
 }
 
 export function defaultControlDir(roots: readonly string[]): string {

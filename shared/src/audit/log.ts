@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
 import type { AuditEntry, AuditRecord } from './entry.js';
@@ -35,38 +35,56 @@ let releaseHookInstalled = false;
  */
 function claim(file: string): boolean {
   const owner = `${file}.owner`;
+  const mine = `${owner}.${process.pid}.tmp`;
   for (let attempt = 0; attempt < 3; attempt++) {
+    // The pid is written first and the owner file appears with it in one link: nobody reads it half-written.
+    writeFileSync(mine, String(process.pid), { mode: 0o600 });
     try {
-      const fd = openSync(owner, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      linkSync(mine, owner);
       owned.add(owner);
-      if (!releaseHookInstalled) {
-        releaseHookInstalled = true;
-        process.on('exit', () => {
-          for (const path of owned) {
-            try {
-              unlinkSync(path);
-            } catch {
-              // already gone
-            }
-          }
-        });
-      }
+      installReleaseHook();
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      unlinkSync(mine);
     }
-    const holder = Number(readFileSync(owner, 'utf8').trim());
+    const holder = readHolder(owner);
     if (holder === process.pid) return true;
-    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) return false;
-    try {
-      unlinkSync(owner);
-    } catch {
-      // another process took it over first
+    if (holder === undefined || processAlive(holder)) return false;
+    // Take over from a dead owner only if the file still names it.
+    if (readHolder(owner) === holder) {
+      try {
+        unlinkSync(owner);
+      } catch {
+        // another process took it over first
+      }
     }
   }
   return false;
+}
+
+function readHolder(owner: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(owner, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function installReleaseHook(): void {
+  if (releaseHookInstalled) return;
+  releaseHookInstalled = true;
+  process.on('exit', () => {
+    for (const path of owned) {
+      try {
+        unlinkSync(path);
+      } catch {
+        // already gone
+      }
+    }
+  });
 }
 
 /**

@@ -45,7 +45,8 @@ export interface ToolServer {
 export const RISK_META = 'bulkhead/risk';
 export const SUBJECT_META = 'bulkhead/subject';
 
-function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
+/** A zod object as the JSON Schema MCP lists, without the dialect line. */
+export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return { ...rest, type: 'object' } as Tool['inputSchema'];
 }

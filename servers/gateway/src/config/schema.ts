@@ -6,7 +6,6 @@ export const TOOL_POLICY_FILE = 'tool_policy.yaml';
 
 /** The compartments Bulkhead ships, by namespace. */
 export const BUILTIN_NAMESPACES = ['fs', 'fs_write', 'shell', 'web', 'git', 'ladder'] as const;
-export type BuiltinNamespace = (typeof BUILTIN_NAMESPACES)[number];
 
 const serverEntry = z
   .strictObject({

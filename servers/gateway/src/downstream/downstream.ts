@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ToolError } from '@bulkhead/core';
+import { redactText, ToolError } from '@bulkhead/core';
 import { ChildProcessTransport, type ChildSpec } from './child-transport.js';
 
 export type DownstreamSpec =
@@ -157,7 +157,7 @@ export class Downstream {
       if (this.spec.kind === 'http' && !(error instanceof McpError)) {
         this.lastError = error instanceof Error ? error.message : String(error);
         this.onDisconnect(client);
-        throw new ToolError(`${this.namespace} (${this.spec.url}) could not be reached (${this.lastError}); reconnecting. Try again shortly.`, 'unavailable');
+        throw new ToolError(redactText(`${this.namespace} (${this.spec.url}) could not be reached (${this.lastError}); reconnecting. Try again shortly.`), 'unavailable');
       }
       throw error;
     }

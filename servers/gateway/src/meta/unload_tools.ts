@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { qualifiedForm } from '@bulkhead/core';
 import { defineMetaTool } from './meta-tool.js';
 
 const input = z.strictObject({
@@ -13,7 +14,7 @@ export const unloadTools = defineMetaTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   stable: false,
   async run(args, ctx) {
-    const qualified = args.names.map((name) => ctx.catalog.get(name)?.qualified ?? name.replace('__', ':'));
+    const qualified = args.names.map((name) => ctx.catalog.get(name)?.qualified ?? qualifiedForm(name));
     const removed = ctx.session.unload(qualified);
     if (removed.length > 0) await ctx.listChanged();
     return { content: [{ type: 'text', text: removed.length ? `Unloaded: ${removed.join(', ')}` : 'None of those tools was loaded.' }] };
