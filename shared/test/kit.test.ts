@@ -76,6 +76,16 @@ const big = defineTool<DemoCaps, z.ZodObject>({
   run: async () => textReply(`${'h'.repeat(5000)}${'t'.repeat(5000)}`),
 });
 
+const many = defineTool<DemoCaps, z.ZodObject>({
+  name: 'many',
+  title: 'Many',
+  description: 'Returns several text blocks that together exceed the cap.',
+  input: z.strictObject({}),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async () => ({ content: [1, 2, 3, 4].map((n) => ({ type: 'text' as const, text: String(n).repeat(600) })) }),
+});
+
 const boom = defineTool<DemoCaps, z.ZodObject>({
   name: 'boom',
   title: 'Boom',
@@ -107,7 +117,7 @@ async function start(options: { permissions?: string; policy?: unknown; receipts
   const server = createToolServer<DemoCaps>({
     namespace: 'demo',
     version: '1.0.0',
-    tools: [echo, touch, slow, big, boom],
+    tools: [echo, touch, slow, big, many, boom],
     policy: serverPolicySchema(true, {}).parse(options.policy ?? {}),
     capabilities: { effects },
     controlDir,
@@ -126,9 +136,9 @@ describe('registration is the switch', () => {
   it('does not list or run a disabled tool', async () => {
     const { client } = await start({ policy: { tools: { touch: { enabled: false } } } });
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(['echo', 'slow', 'big', 'boom']);
+    expect(names).toEqual(['echo', 'slow', 'big', 'many', 'boom']);
     await expect(client.callTool({ name: 'touch', arguments: { name: 'x' } })).rejects.toThrow(
-      'MCP error -32602: Unknown tool touch. Available tools: echo, slow, big, boom.',
+      'MCP error -32602: Unknown tool touch. Available tools: echo, slow, big, many, boom.',
     );
     expect(effects).toEqual([]);
   });
@@ -149,7 +159,7 @@ describe('registration is the switch', () => {
       decision: 'none',
       outcome: 'error',
       args: { name: 'x', password: '[REDACTED]' },
-      error: 'Unknown tool touch. Available tools: echo, slow, big, boom.',
+      error: 'Unknown tool touch. Available tools: echo, slow, big, many, boom.',
     });
   });
 
@@ -251,6 +261,16 @@ describe('errors, limits, cancellation and progress', () => {
     const out = text(await client.callTool({ name: 'big', arguments: {} }));
     expect(out).toMatch(/^h+\n…\(9048 bytes truncated\)…\nt+$/);
     expect(auditLines(auditFile).at(-1).bytes_out).toBe(Buffer.byteLength(out));
+  });
+
+  it('caps the text of all blocks together, not each block alone', async () => {
+    const { client } = await start();
+    const result = await client.callTool({ name: 'many', arguments: {} });
+    const blocks = (result.content as { text: string }[]).map((block) => block.text);
+    expect(blocks[0]).toBe('1'.repeat(600));
+    expect(blocks[1]).toMatch(/^2+\n…\(\d+ bytes truncated\)…\n2+$/);
+    expect(blocks.slice(2).every((text) => Buffer.byteLength(text) <= 200)).toBe(true);
+    expect(blocks.reduce((sum, text) => sum + Buffer.byteLength(text), 0)).toBeLessThanOrEqual(1000 + 2 * 200);
   });
 
   it('aborts the tool when the client cancels, and records the cancellation', async () => {

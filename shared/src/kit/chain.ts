@@ -108,16 +108,26 @@ export const errorMiddleware: Middleware<CallState> = async (state, next) => {
   }
 };
 
-/** Caps every text block of the result, keeping its head and tail. */
+/**
+ * Caps the text of a result as a whole: the text blocks share one budget, each keeping its head
+ * and tail, so many blocks cannot add up past it.
+ */
 export function limitMiddleware(limits: OutputLimits): Middleware<CallState> {
   return async (state, next) => {
     await next();
     if (!state.result || limits.maxOutputBytes <= 0) return;
+    let remaining = limits.maxOutputBytes;
     state.result = {
       ...state.result,
-      content: state.result.content.map((block) =>
-        block.type === 'text' ? { ...block, text: truncateHeadTail(block.text, limits.maxOutputBytes).text } : block,
-      ),
+      content: state.result.content.map((block) => {
+        if (block.type !== 'text') return block;
+        const text = truncateHeadTail(block.text, Math.max(remaining, MIN_BLOCK_BYTES)).text;
+        remaining -= Buffer.byteLength(text);
+        return { ...block, text };
+      }),
     };
   };
 }
+
+/** A block past the budget still says how much was cut. */
+const MIN_BLOCK_BYTES = 96;
