@@ -107,6 +107,16 @@ describe('audit chain', () => {
     expect(readdirSync(dir).filter((name) => name.endsWith('.owner'))).toEqual([]);
   });
 
+  it('keeps auditing in a fresh chain when the last line of the log is torn', () => {
+    ws = tempWorkspace({ 'audit/fs.jsonl': '{"v":1,"seq":1,"trunc' });
+    const file = join(ws.root, 'audit', 'fs.jsonl');
+    const log = new AuditLog(file);
+    log.append(record('fs:read_file'));
+    expect(log.file).toMatch(/fs\.\d+\.jsonl$/);
+    expect(verifyAuditFile(log.file)).toEqual({ ok: true, entries: 1 });
+    expect(verifyAuditFile(file)).toEqual({ ok: false, entries: 0, line: 1, problem: 'not valid JSON' });
+  });
+
   it('takes over the file of an owner that died', () => {
     ws = tempWorkspace({ 'audit/fs.jsonl.owner': '999999999' });
     const file = join(ws.root, 'audit', 'fs.jsonl');

@@ -17,6 +17,19 @@ function lastLine(fd: number, size: number): string | undefined {
   }
 }
 
+/** The chain's head from the file's last line; genesis for an empty file, undefined for a corrupt one. */
+function readHead(fd: number): { hash: string; seq: number } | undefined {
+  const tail = lastLine(fd, fstatSync(fd).size);
+  if (!tail) return { hash: GENESIS_HASH, seq: 0 };
+  try {
+    const last = JSON.parse(tail) as Partial<AuditEntry>;
+    if (typeof last.hash === 'string' && typeof last.seq === 'number') return { hash: last.hash, seq: last.seq };
+  } catch {
+    // not JSON: treated as corrupt below
+  }
+  return undefined;
+}
+
 function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -119,11 +132,15 @@ export class AuditLog {
   private open(): number {
     if (this.fd !== undefined) return this.fd;
     if (!claim(this.requestedFile)) this.file = this.requestedFile.replace(/\.jsonl$/, `.${process.pid}.jsonl`);
-    const fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
-    const tail = lastLine(fd, fstatSync(fd).size);
-    if (tail) {
-      const last = JSON.parse(tail) as Partial<AuditEntry>;
-      this.head = { hash: typeof last.hash === 'string' ? last.hash : GENESIS_HASH, seq: typeof last.seq === 'number' ? last.seq : 0 };
+    let fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
+    const head = readHead(fd);
+    if (head) this.head = head;
+    else {
+      // The last line is not an entry (a torn write, or tampering): the verifier will report that
+      // file, and calls go on being audited in a fresh chain beside it.
+      closeSync(fd);
+      this.file = this.requestedFile.replace(/\.jsonl$/, `.${Date.now()}.jsonl`);
+      fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o600);
     }
     this.fd = fd;
     return fd;
