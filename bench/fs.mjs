@@ -5,13 +5,13 @@ import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'n
 import { cpus, release, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { rgPath } from '@vscode/ripgrep';
 import { NEEDLE_PATTERN, prepareData, readThrough } from './lib/fs-data.mjs';
 import { Checker, formatMs, measureCold, measureProcess, measureWarm, SLOW_MS } from './lib/measure.mjs';
 import { CALL_TIMEOUT_MS, startServer } from './lib/mcp.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
 import { markdownTable, ratio } from './lib/report.mjs';
+import { benchFlags, positiveInteger } from './lib/cli-options.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -38,23 +38,9 @@ const USAGE = `usage: pnpm bench fs [--runs N] [--quick]
 `;
 
 function parseOptions(argv) {
-  let values;
-  try {
-    ({ values } = parseArgs({ args: argv, options: { runs: { type: 'string' }, quick: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } }));
-  } catch (error) {
-    process.stderr.write(`${error.message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
+  const values = benchFlags(argv, { runs: { type: 'string' }, quick: { type: 'boolean', default: false } }, USAGE);
   const set = values.quick ? SETS.quick : SETS.full;
-  const runs = values.runs === undefined ? set.runs : Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1) {
-    process.stderr.write(`--runs expects a positive integer, got ${values.runs}\n`);
-    process.exit(2);
-  }
+  const runs = positiveInteger(values.runs, set.runs, '--runs');
   return { set, runs, command: ['pnpm bench fs', ...argv].join(' ') };
 }
 

@@ -5,13 +5,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseArgs } from 'node:util';
 import { LIVE, REPO, SMALL_FILE, WORK, checkDataset, controlDir, fixtureCommand, fsCommand, gatewayCommand, prepareWorkspace, DATASET, FS_CLI, GATEWAY_CLI } from './lib/gateway-setup.mjs';
 import { connectStdio, EXIT_GRACE_MS } from './lib/gateway-client.mjs';
 import { runBatch, summarize } from './lib/gateway-load.mjs';
 import { measureText, modelView } from './lib/gateway-tokens.mjs';
 import { loadCorpus, ECHO_TOOL } from './fixtures/livemcp-server.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
+import { benchFlags, positiveInteger } from './lib/cli-options.mjs';
 
 const BENCH = join(REPO, 'bench');
 const META_TOOLS = ['tool_search', 'call_tool', 'list_tools', 'load_tools', 'unload_tools'];
@@ -36,43 +36,19 @@ const USAGE = `usage: pnpm bench gateway [--quick] [--calls N] [--concurrency C]
 `;
 
 function parseOptions(argv) {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        quick: { type: 'boolean', default: false },
-        calls: { type: 'string' },
-        concurrency: { type: 'string' },
-        rounds: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`${error.message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
+  const values = benchFlags(
+    argv,
+    { quick: { type: 'boolean', default: false }, calls: { type: 'string' }, concurrency: { type: 'string' }, rounds: { type: 'string' } },
+    USAGE,
+  );
   const base = values.quick ? SETS.quick : SETS.full;
-  const int = (text, fallback, what) => {
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) {
-      process.stderr.write(`${what} expects a positive integer, got ${text}\n`);
-      process.exit(2);
-    }
-    return n;
-  };
-  const calls = int(values.calls, base.calls, '--calls');
+  const calls = positiveInteger(values.calls, base.calls, '--calls');
   // The --calls, --concurrency and --rounds of a custom run go to bench/.work/results/, like --quick.
   const set = {
     ...base,
     calls,
-    concurrency: int(values.concurrency, 8, '--concurrency'),
-    rounds: int(values.rounds, base.rounds, '--rounds'),
+    concurrency: positiveInteger(values.concurrency, 8, '--concurrency'),
+    rounds: positiveInteger(values.rounds, base.rounds, '--rounds'),
     echo: { calls, concurrentCalls: Math.ceil((8 * calls) / 3), warmup: Math.ceil((2 * calls) / 3) },
     fs: { calls: Math.ceil(calls / 3), concurrentCalls: Math.ceil((2 * calls) / 3), warmup: Math.ceil(calls / 6) },
   };

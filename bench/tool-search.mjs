@@ -8,9 +8,9 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadLiveMcpTool, loadMcpproxy, loadMetaTool, retrievalDataDir } from './lib/tool-search-data.mjs';
 import { evaluate } from './lib/tool-search-metrics.mjs';
+import { benchFlags } from './lib/cli-options.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -52,17 +52,7 @@ index from servers/gateway/dist/search; run \`pnpm build\` first.
 `;
 
 function parseOptions(argv) {
-  let values;
-  try {
-    ({ values } = parseArgs({ args: argv, options: { 'no-ablation': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } }));
-  } catch (error) {
-    process.stderr.write(`${error.message}\n\n${USAGE}`);
-    process.exit(2);
-  }
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
+  const values = benchFlags(argv, { 'no-ablation': { type: 'boolean', default: false } }, USAGE);
   return { ablation: !values['no-ablation'], command: ['pnpm bench tool-search', ...argv].join(' ') };
 }
 
