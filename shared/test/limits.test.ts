@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatBytes, paginate, pageFooter, truncateHeadTail, truncateKeepHead, truncateKeepTail, truncateLine } from '@bulkhead/core';
+import { capToolResult, formatBytes, paginate, pageFooter, truncateHeadTail, truncateKeepHead, truncateKeepTail, truncateLine } from '@bulkhead/core';
 
 describe('truncateHeadTail', () => {
   it('returns short text unchanged', () => {
@@ -63,5 +63,64 @@ describe('truncateLine, formatBytes and paging', () => {
     expect(pageFooter(page, 2, 'items')).toBe('[showing items 2-3 of 5; 2 more; next: offset=3]');
     expect(paginate([1, 2], 0, 5).nextOffset).toBeUndefined();
     expect(pageFooter(paginate([1, 2], 0, 5), 2, 'items')).toBe('');
+  });
+});
+
+describe('capToolResult', () => {
+  const limits = { maxOutputBytes: 1000, maxBinaryBytes: 4000 };
+  const base64 = (bytes: number) => Buffer.alloc(bytes, 1).toString('base64');
+
+  it('passes a small result through unchanged', () => {
+    const result = { content: [{ type: 'text' as const, text: 'hi' }], structuredContent: { a: 1 } };
+    expect(capToolResult(result, limits)).toEqual(result);
+  });
+
+  it('makes text blocks and embedded text resources share one budget', () => {
+    const capped = capToolResult(
+      {
+        content: [
+          { type: 'text', text: 'a'.repeat(900) },
+          { type: 'resource', resource: { uri: 'file:///x.txt', text: 'b'.repeat(5000) } },
+        ],
+      },
+      limits,
+    );
+    expect((capped.content[0] as { text: string }).text).toBe('a'.repeat(900));
+    const resourceText = (capped.content[1] as { resource: { text: string } }).resource.text;
+    expect(Buffer.byteLength(resourceText)).toBeLessThanOrEqual(100);
+    expect(resourceText).toMatch(/…\(\d+ bytes truncated\)…/);
+  });
+
+  it('replaces images and blobs past the binary budget by a line naming them', () => {
+    const small = base64(1500);
+    const capped = capToolResult(
+      {
+        content: [
+          { type: 'image', mimeType: 'image/png', data: small },
+          { type: 'image', mimeType: 'image/jpeg', data: base64(3000) },
+          { type: 'resource', resource: { uri: 'file:///dump.bin', blob: base64(3000) } },
+        ],
+      },
+      limits,
+    );
+    expect(capped.content[0]).toEqual({ type: 'image', mimeType: 'image/png', data: small });
+    expect(capped.content[1]).toEqual({ type: 'text', text: "[image image/jpeg of 2.9 KiB omitted: over this result's cap of 2.9 KiB for images, audio and binary data]" });
+    expect(capped.content[2]).toEqual({ type: 'text', text: "[resource file:///dump.bin of 2.9 KiB omitted: over this result's cap of 2.9 KiB for images, audio and binary data]" });
+  });
+
+  it('drops structured content past the text budget and says so in an error result', () => {
+    const rows = Array.from({ length: 50 }, (_, i) => ({ i, pad: 'y'.repeat(40) }));
+    const capped = capToolResult({ content: [{ type: 'text', text: 'rows follow' }], structuredContent: { rows } }, limits);
+    expect(capped.structuredContent).toBeUndefined();
+    expect(capped.isError).toBe(true);
+    expect(capped.content).toEqual([
+      { type: 'text', text: "[structured result of 2.8 KiB dropped: over this result's output cap of 1000 B; the text below is capped too. Ask for less (a narrower path, a smaller limit).]" },
+      { type: 'text', text: 'rows follow' },
+    ]);
+  });
+
+  it('keeps everything when both caps are off', () => {
+    const result = { content: [{ type: 'text' as const, text: 'a'.repeat(5000) }, { type: 'image' as const, mimeType: 'image/png', data: base64(9000) }], structuredContent: { pad: 'z'.repeat(5000) } };
+    expect(capToolResult(result, { maxOutputBytes: 0, maxBinaryBytes: 0 })).toEqual(result);
   });
 });

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { GATEWAY_CLI, EVERYTHING_ENTRY, ODD_NAMES_SERVER, text } from './helpers.js';
+import { BIG_RESULTS_SERVER, GATEWAY_CLI, EVERYTHING_ENTRY, ODD_NAMES_SERVER, text } from './helpers.js';
 
 const run = promisify(execFile);
 
@@ -145,6 +145,49 @@ describe('tool names a policy glob could not match', () => {
     expect(text(call)).toBe('Unknown tool odd:a/b; use tool_search to find tools (names look like fs__read_file or fs:read_file)');
     expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'odd__ok', arguments: {} } }))).toMatch(/^Unknown tool odd__ok/);
   });
+});
+
+describe('output caps on third-party results', () => {
+  it('bounds text, structured content, images and blobs whatever the server sends', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  big:\n    command: ${process.execPath}\n    args: [${BIG_RESULTS_SERVER}]\n` });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    const call = (name: string) => gateway!.client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } });
+
+    const long = await call('big:long_text');
+    const longText = text(long);
+    expect(Buffer.byteLength(longText)).toBeLessThanOrEqual(512 * 1024);
+    expect(longText.startsWith('STARTxxx')).toBe(true);
+    expect(longText.endsWith('xxxEND')).toBe(true);
+    expect(longText).toMatch(/\n…\(1\d{6} bytes truncated\)…\n/);
+
+    const rows = await call('big:large_rows');
+    expect(rows.isError).toBe(true);
+    expect(rows.structuredContent).toBeUndefined();
+    expect(text(rows)).toMatch(/^\[structured result of 2\.0 MiB dropped: over this result's output cap of 512\.0 KiB; the text below is capped too\./);
+    expect(Buffer.byteLength(text(rows))).toBeLessThanOrEqual(512 * 1024 + 200);
+
+    const image = await call('big:large_image');
+    const blocks = image.content as { type: string; data?: string; text?: string }[];
+    expect(blocks[0]).toMatchObject({ type: 'image', mimeType: 'image/png' });
+    expect(blocks[0]!.data).toHaveLength(1368);
+    expect(blocks[1]).toEqual({ type: 'text', text: "[image image/png of 12.0 MiB omitted: over this result's cap of 6.0 MiB for images, audio and binary data]" });
+
+    const blob = await call('big:large_blob');
+    expect(blob.content).toEqual([{ type: 'text', text: "[resource file:///dump.bin of 12.0 MiB omitted: over this result's cap of 6.0 MiB for images, audio and binary data]" }]);
+  });
+
+  it('stops a server whose reply is past the message limit, and the gateway goes on', async () => {
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  big:\n    command: ${process.execPath}\n    args: [${BIG_RESULTS_SERVER}]\n` });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    const call = (name: string) => gateway!.client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } });
+    const runaway = await call('big:runaway');
+    expect(runaway.isError).toBe(true);
+    expect(text(runaway)).toBe(
+      "big stopped while running runaway (the gateway stopped it: it sent a message larger than 64 MiB, the gateway's limit for one message); it is restarting and the call was not completed. Try again shortly.",
+    );
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(text(await call('big:long_text'))).toMatch(/^STARTxxx/);
+  }, 30_000);
 });
 
 describe('bulkhead.yaml', () => {

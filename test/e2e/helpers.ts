@@ -10,6 +10,7 @@ export const AUDIT_CLI = fileURLToPath(new URL('../../shared/dist/audit/cli.js',
 export const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
 export const CHANGING_SERVER = fileURLToPath(new URL('../fixtures/changing-server.mjs', import.meta.url));
 export const ODD_NAMES_SERVER = fileURLToPath(new URL('../fixtures/odd-names-server.mjs', import.meta.url));
+export const BIG_RESULTS_SERVER = fileURLToPath(new URL('../fixtures/big-results-server.mjs', import.meta.url));
 /** The reference server from npm that the gateway tests put beside the built-ins. */
 export const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
 export const EVERYTHING_ENTRY = `  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n`;

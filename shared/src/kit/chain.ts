@@ -4,8 +4,8 @@ import { issueReceipt, loadReceiptKey } from '../audit/receipts.js';
 import { redactArguments } from '../audit/redact.js';
 import type { AuditPolicy } from '../config/audit-policy.js';
 import { errorMessage, ToolError } from '../errors.js';
-import { truncateHeadTail } from '../limits/truncate.js';
 import type { OutputLimits } from '../limits/index.js';
+import { capToolResult } from './cap.js';
 import type { CallState } from './call-state.js';
 import type { Middleware } from './compose.js';
 import { errorResult, resultBytes } from './results.js';
@@ -108,26 +108,10 @@ export const errorMiddleware: Middleware<CallState> = async (state, next) => {
   }
 };
 
-/**
- * Caps the text of a result as a whole: the text blocks share one budget, each keeping its head
- * and tail, so many blocks cannot add up past it.
- */
+/** Bounds every result on its way out (see capToolResult). */
 export function limitMiddleware(limits: OutputLimits): Middleware<CallState> {
   return async (state, next) => {
     await next();
-    if (!state.result || limits.maxOutputBytes <= 0) return;
-    let remaining = limits.maxOutputBytes;
-    state.result = {
-      ...state.result,
-      content: state.result.content.map((block) => {
-        if (block.type !== 'text') return block;
-        const text = truncateHeadTail(block.text, Math.max(remaining, MIN_BLOCK_BYTES)).text;
-        remaining -= Buffer.byteLength(text);
-        return { ...block, text };
-      }),
-    };
+    if (state.result) state.result = capToolResult(state.result, limits);
   };
 }
-
-/** A block past the budget still says how much was cut. */
-const MIN_BLOCK_BYTES = 96;

@@ -5,6 +5,7 @@ export * from './results.js';
 export * from './gate.js';
 export * from './call-state.js';
 export * from './chain.js';
+export * from './cap.js';
 export * from './in-flight.js';
 export * from './validate.js';
 export * from './server.js';

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
@@ -14,6 +14,48 @@ export interface ChildSpec {
 const STDERR_KEEP = 16 * 1024;
 
 /**
+ * Largest message a child may send. Results are capped after they arrive, so this only has to
+ * stop a runaway child from exhausting memory; past it the child is stopped and restarted.
+ */
+export const MAX_CHILD_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+/** Splits a byte stream into lines, holding the partial line as chunks so a long message is copied once. */
+class LineReader {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+
+  constructor(private readonly maxLineBytes: number) {}
+
+  /** The complete lines in `chunk`; throws when the line in progress grows past the limit. */
+  push(chunk: Buffer): string[] {
+    const lines: string[] = [];
+    let start = 0;
+    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+      const piece = chunk.subarray(start, newline);
+      const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
+      this.pending = [];
+      this.pendingBytes = 0;
+      lines.push(line.toString('utf8').replace(/\r$/, ''));
+      start = newline + 1;
+    }
+    if (start < chunk.length) {
+      this.pending.push(chunk.subarray(start));
+      this.pendingBytes += chunk.length - start;
+      if (this.pendingBytes > this.maxLineBytes) {
+        this.clear();
+        throw new Error(`it sent a message larger than ${this.maxLineBytes / (1024 * 1024)} MiB, the gateway's limit for one message`);
+      }
+    }
+    return lines;
+  }
+
+  clear(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
+  }
+}
+
+/**
  * An MCP stdio transport to a child started in its own process group, so that stopping it ends
  * its grandchildren too (an `npx` wrapper and the server it starts, say).
  */
@@ -23,9 +65,11 @@ export class ChildProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly buffer = new ReadBuffer();
+  private readonly lines = new LineReader(MAX_CHILD_MESSAGE_BYTES);
   private stderrTail = '';
   private closed = false;
+  /** Why the gateway stopped the child itself, when it did. */
+  closeReason: string | undefined;
 
   constructor(private readonly spec: ChildSpec) {}
 
@@ -52,25 +96,33 @@ export class ChildProcessTransport implements Transport {
         resolve();
       });
       child.once('exit', () => this.finish());
-      child.stdout!.on('data', (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            message = this.buffer.readMessage();
-          } catch (error) {
-            this.onerror?.(error as Error);
-            continue;
-          }
-          if (message === null) break;
-          this.onmessage?.(message);
-        }
-      });
+      child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
       child.stderr!.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_KEEP);
       });
       child.stdin!.on('error', (error) => this.onerror?.(error));
     });
+  }
+
+  private receive(chunk: Buffer): void {
+    let lines: string[];
+    try {
+      lines = this.lines.push(chunk);
+    } catch (error) {
+      this.closeReason = (error as Error).message;
+      void this.close();
+      return;
+    }
+    for (const line of lines) {
+      let message: JSONRPCMessage;
+      try {
+        message = deserializeMessage(line);
+      } catch (error) {
+        this.onerror?.(error as Error);
+        continue;
+      }
+      this.onmessage?.(message);
+    }
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -107,7 +159,7 @@ export class ChildProcessTransport implements Transport {
       killGroup(this.child.pid);
       untrackGroup(this.child.pid);
     }
-    this.buffer.clear();
+    this.lines.clear();
     this.onclose?.();
   }
 }

@@ -108,7 +108,10 @@ export class Downstream {
     if (client !== this.client || this.state === 'stopped') return;
     this.client = undefined;
     this.lastError = this.lastError ?? `the connection to ${this.namespace} closed`;
-    if (this.transport instanceof ChildProcessTransport) this.lastError = this.describeFailure(new Error(`${this.namespace} exited`));
+    if (this.transport instanceof ChildProcessTransport) {
+      const reason = this.transport.closeReason;
+      this.lastError = reason ? `the gateway stopped ${this.namespace}: ${reason}` : this.describeFailure(new Error(`${this.namespace} exited`));
+    }
     this.scheduleRestart();
   }
 
@@ -152,7 +155,8 @@ export class Downstream {
     } catch (error) {
       if (options.signal.aborted) throw error;
       if (client !== this.client || this.state !== 'ready') {
-        throw new ToolError(`${this.namespace} stopped while running ${name}; it is restarting and the call was not completed. Try again shortly.`, 'unavailable');
+        const cause = this.transport instanceof ChildProcessTransport && this.transport.closeReason ? ` (the gateway stopped it: ${this.transport.closeReason})` : '';
+        throw new ToolError(`${this.namespace} stopped while running ${name}${cause}; it is restarting and the call was not completed. Try again shortly.`, 'unavailable');
       }
       if (this.spec.kind === 'http' && !(error instanceof McpError)) {
         this.lastError = error instanceof Error ? error.message : String(error);
