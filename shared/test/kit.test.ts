@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -308,6 +308,32 @@ describe('audit and receipts', () => {
       ['demo:echo', 'ok'],
       ['demo:boom', 'error'],
       ['demo:touch', 'denied'],
+    ]);
+  });
+});
+
+describe('an audit log that cannot be written', () => {
+  it('returns the result of the call that ran, refuses the next ones, and writes every record once it can', async () => {
+    const { client, auditFile } = await start({ permissions: 'allow:\n  - demo:touch\n' });
+    symlinkSync('/dev/full', auditFile);
+    const ran = await client.callTool({ name: 'touch', arguments: { name: 'a' } });
+    expect(ran.isError).toBeFalsy();
+    expect(text(ran)).toBe('touched a');
+    const refused = await client.callTool({ name: 'touch', arguments: { name: 'b' } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toBe(
+      `Refused: the audit log cannot be written (cannot append to the audit log ${auditFile}: ENOSPC: no space left on device, write); no call runs until it can. Nothing was run.`,
+    );
+    expect(effects).toEqual(['a']);
+
+    unlinkSync(auditFile);
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'c' } }))).toBe('touched c');
+    expect(effects).toEqual(['a', 'c']);
+    expect(verifyAuditFile(auditFile)).toEqual({ ok: true, entries: 3 });
+    expect(auditLines(auditFile).map((e) => [e.args.name, e.decision, e.outcome])).toEqual([
+      ['a', 'allow', 'ok'],
+      ['b', 'audit-unavailable', 'denied'],
+      ['c', 'allow', 'ok'],
     ]);
   });
 });

@@ -1,4 +1,4 @@
-import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
 import type { AuditEntry, AuditRecord } from './entry.js';
@@ -120,6 +120,8 @@ export class AuditLog {
   }
 
   private fd: number | undefined;
+  /** Size of the file after our last complete line: where a torn write is cut back to. */
+  private size = 0;
   private head: { hash: string; seq: number } = { hash: GENESIS_HASH, seq: 0 };
   /** The file this process writes: the requested one, or its own beside it. */
   file: string;
@@ -143,25 +145,52 @@ export class AuditLog {
       fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o600);
     }
     this.fd = fd;
+    this.size = fstatSync(fd).size;
     return fd;
   }
 
-  append(record: AuditRecord): AuditEntry {
+  /**
+   * Appends one entry, or throws with nothing appended: a failed or short write (a full disk) is
+   * cut back and the file reopened on the next append, so the chain on disk stays whole.
+   */
+  append(record: AuditRecord, time: Date = new Date()): AuditEntry {
     const fd = this.open();
     const prev = this.head.hash;
     const seq = this.head.seq + 1;
     const body = {
       v: 1 as const,
       seq,
-      time: new Date().toISOString(),
+      time: time.toISOString(),
       ...record,
       args_sha256: sha256(canonicalJson(record.args)),
       prev,
     };
     const entry: AuditEntry = { ...body, hash: entryHash(prev, body) };
-    writeSync(fd, `${JSON.stringify(entry)}\n`);
+    const line = Buffer.from(`${JSON.stringify(entry)}\n`);
+    let written = 0;
+    try {
+      written = writeSync(fd, line);
+    } catch (error) {
+      this.abandonDescriptor(fd);
+      throw new Error(`cannot append to the audit log ${this.file}: ${(error as Error).message}`);
+    }
+    if (written !== line.length) {
+      this.abandonDescriptor(fd);
+      throw new Error(`cannot append to the audit log ${this.file}: only ${written} of ${line.length} bytes were written (is the disk full?)`);
+    }
+    this.size += written;
     this.head = { hash: entry.hash, seq };
     return entry;
+  }
+
+  private abandonDescriptor(fd: number): void {
+    try {
+      ftruncateSync(fd, this.size);
+    } catch {
+      // a torn line left behind starts a fresh chain on reopening
+    }
+    closeSync(fd);
+    this.fd = undefined;
   }
 
   close(): void {
