@@ -70,57 +70,78 @@ export interface WriteResult {
   readonly mode: number;
 }
 
+/** What the file on disk must still be when it is replaced: the one that was read, or none at all. */
+export type ExpectedFile = { readonly kind: 'absent' } | { readonly kind: 'file'; readonly dev: number; readonly ino: number; readonly size: number; readonly mtimeMs: number };
+
+export function expectedFromStat(stat: Stats): ExpectedFile {
+  return { kind: 'file', dev: stat.dev, ino: stat.ino, size: stat.size, mtimeMs: stat.mtimeMs };
+}
+
+function sameFile(expected: ExpectedFile, stat: Stats | undefined): boolean {
+  if (expected.kind === 'absent') return stat === undefined;
+  return stat !== undefined && stat.dev === expected.dev && stat.ino === expected.ino && stat.size === expected.size && stat.mtimeMs === expected.mtimeMs;
+}
+
 /**
- * Writes `data` to a confined path without ever following a symlink: a new file is created
- * exclusively; an existing one is replaced by a temp file in the same folder and a rename, keeping
- * its mode. The target folder must already exist.
+ * Writes `data` to a confined path without ever following a symlink, so that the path holds
+ * either the old content or the new, whole, at every moment (a crash mid-write included): the
+ * data goes to a temp file in the same folder (pinned by descriptor) and is synced, then a new
+ * file is linked into place (which fails rather than replace one that appeared meanwhile) and an
+ * existing one is replaced by a rename, keeping its mode. With `expected`, the write happens only
+ * if the file is still the one that was read. A failed write (a full disk) leaves the original
+ * untouched and no temp file behind. The target folder must already exist.
  */
-export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Array, shownAs: string): Promise<WriteResult> {
+export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Array, shownAs: string, expected?: ExpectedFile): Promise<WriteResult> {
   const folder = await pinnedFolder(dirname(path));
   const name = basename(path);
   try {
-    let existing: Stats | undefined;
-    try {
-      existing = await fsp.lstat(folder.at(name));
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-    }
+    const existing = await lstatOrUndefined(folder.at(name));
     if (existing?.isSymbolicLink()) throw new ToolError(`${shownAs} is a symlink; it is not followed and not replaced`, 'symlink');
     if (existing && !existing.isFile()) throw new ToolError(`${shownAs} exists and is not a regular file`);
-    if (!existing) {
-      const handle = await fsp.open(folder.at(name), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'EEXIST') throw new ToolError(`${shownAs} appeared while it was being created; nothing was written`, 'conflict');
-        throw error;
-      });
+    if (existing && existing.nlink > 1) {
+      throw new ToolError(`${shownAs} has ${existing.nlink} hard links; a file that is also reachable elsewhere (perhaps outside the roots) is not replaced through one of its names`, 'hard_link');
+    }
+    if (expected && !sameFile(expected, existing)) throw changedError(shownAs, expected);
+    const mode = existing ? existing.mode & 0o7777 : 0o644;
+    const temp = `.${name.slice(0, 200)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
+    const handle = await fsp.open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+    try {
       try {
         await handle.writeFile(data);
+        await handle.chmod(mode);
         await handle.sync();
       } finally {
         await handle.close();
       }
-      return { created: true, mode: 0o644 };
-    }
-    const mode = existing.mode & 0o7777;
-    const temp = `.${name}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
-    const handle = await fsp.open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
-    try {
-      await handle.writeFile(data);
-      await handle.chmod(mode);
-      await handle.sync();
-    } catch (error) {
-      await handle.close();
-      await fsp.rm(folder.at(temp), { force: true });
-      throw error;
-    }
-    await handle.close();
-    try {
+      if (!existing) {
+        await fsp.link(folder.at(temp), folder.at(name)).catch((error: NodeJS.ErrnoException) => {
+          if (error.code === 'EEXIST') throw new ToolError(`${shownAs} appeared while it was being created; nothing was written`, 'conflict');
+          throw error;
+        });
+        return { created: true, mode };
+      }
+      if (expected && !sameFile(expected, await lstatOrUndefined(folder.at(name)))) throw changedError(shownAs, expected);
       await fsp.rename(folder.at(temp), folder.at(name));
-    } catch (error) {
+      return { created: false, mode };
+    } finally {
       await fsp.rm(folder.at(temp), { force: true });
-      throw error;
     }
-    return { created: false, mode };
   } finally {
     await folder.close();
   }
+}
+
+async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
+  try {
+    return await fsp.lstat(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+}
+
+function changedError(shownAs: string, expected: ExpectedFile): ToolError {
+  return expected.kind === 'absent'
+    ? new ToolError(`${shownAs} appeared while it was being created; nothing was written`, 'conflict')
+    : new ToolError(`${shownAs} changed on disk since it was read (another writer?); nothing was written. Read it again and retry.`, 'conflict');
 }

@@ -8,8 +8,12 @@ import picomatch from 'picomatch';
 export class PathGlobSet {
   private readonly matchers: readonly { source: string; test: (relative: string, segments: string[]) => boolean }[];
 
-  constructor(readonly sources: readonly string[]) {
-    this.matchers = sources.map((source) => ({ source, test: compile(source) }));
+  /** `ignoreCase` for guards that must hold on case-insensitive filesystems too (`.GIT/` is `.git/` there). */
+  constructor(
+    readonly sources: readonly string[],
+    options: { readonly ignoreCase?: boolean } = {},
+  ) {
+    this.matchers = sources.map((source) => ({ source, test: compile(source, options.ignoreCase ?? false) }));
   }
 
   /** The first glob that matches the root-relative path, or undefined. */
@@ -20,8 +24,8 @@ export class PathGlobSet {
   }
 }
 
-function compile(source: string): (relative: string, segments: string[]) => boolean {
-  const options = { dot: true, nocase: false, nonegate: true } as const;
+function compile(source: string, ignoreCase: boolean): (relative: string, segments: string[]) => boolean {
+  const options = { dot: true, nocase: ignoreCase, nonegate: true } as const;
   if (source.endsWith('/')) {
     const folder = picomatch(source.slice(0, -1), options);
     return (_relative, segments) => segments.some((s) => folder(s));

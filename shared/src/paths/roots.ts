@@ -1,8 +1,8 @@
 import { constants, fstatSync, promises as fsp, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../errors.js';
 import { PathGlobSet } from './globs.js';
-import { writeProtectedGlobs } from './protected.js';
+import { WRITE_PROTECTED_GLOBS } from './protected.js';
 
 declare const confinedBrand: unique symbol;
 /** An absolute real path proven to lie inside the roots; file helpers accept nothing else. */
@@ -20,6 +20,10 @@ export interface RootsOptions {
   readonly denyRead: readonly string[];
   /** Name of the policy file that holds `denyRead`, for error messages. */
   readonly denyReadSource?: string;
+  /** Globs added to the protected set for writes (they can add to it, never remove from it). */
+  readonly protectWrite?: readonly string[];
+  /** Name of the policy file that holds `protectWrite`, for error messages. */
+  readonly protectWriteSource?: string;
 }
 
 export function isInside(parent: string, child: string): boolean {
@@ -36,6 +40,8 @@ export class Roots {
   readonly real: readonly string[];
   private readonly given: readonly string[];
   private readonly denyRead: PathGlobSet;
+  private readonly writeProtected: PathGlobSet;
+  private readonly extraProtected: ReadonlySet<string>;
   readonly controlDir: string;
 
   constructor(
@@ -56,6 +62,9 @@ export class Roots {
       return real;
     });
     this.denyRead = new PathGlobSet(options.denyRead);
+    const extra = (options.protectWrite ?? []).filter((glob) => !WRITE_PROTECTED_GLOBS.includes(glob));
+    this.writeProtected = new PathGlobSet([...WRITE_PROTECTED_GLOBS, ...extra], { ignoreCase: true });
+    this.extraProtected = new Set(extra);
     this.controlDir = resolveControlDir(options.controlDir);
   }
 
@@ -102,15 +111,19 @@ export class Roots {
     }
   }
 
+  /** `input` made absolute (relative to the first root), refused unless it lies in a root as written. */
+  private absoluteInside(input: string): string {
+    const absolute = isAbsolute(input) ? resolve(input) : resolve(this.primary, input);
+    if (![...this.real, ...this.given].some((root) => isInside(root, absolute))) {
+      throw new ToolError(`${input} is outside the allowed roots (${this.describeRoots()}); give a path inside them`, 'outside_roots');
+    }
+    return absolute;
+  }
+
   /** Resolves `input` (relative to the first root, or absolute) and proves it stays inside. */
   async confine(input: string, purpose: PathPurpose): Promise<ConfinedPath> {
     this.checkShape(input);
-    const absolute = isAbsolute(input) ? resolve(input) : resolve(this.primary, input);
-    const lexicalOk = [...this.real, ...this.given].some((root) => isInside(root, absolute));
-    if (!lexicalOk) {
-      throw new ToolError(`${input} is outside the allowed roots (${this.describeRoots()}); give a path inside them`, 'outside_roots');
-    }
-    const real = await resolveReal(absolute, purpose);
+    const real = await resolveReal(this.absoluteInside(input), purpose);
     if (!this.rootOf(real)) {
       throw new ToolError(`${input} resolves through a symlink to ${real}, which is outside the allowed roots (${this.describeRoots()})`, 'outside_roots');
     }
@@ -147,11 +160,34 @@ export class Roots {
       }
       return;
     }
-    if (isInside(this.controlDir, real)) {
+    // Compared without case as well: on a case-insensitive filesystem `.BULKHEAD/` is the control plane.
+    if (isInside(this.controlDir, real) || isInside(this.controlDir.toLowerCase(), real.toLowerCase())) {
       throw new ToolError(`${input} is inside the control-plane folder ${this.controlDir}; tools never write there`, 'protected');
     }
-    const glob = writeProtectedGlobs.match(rel);
-    if (glob) throw new ToolError(`${input} is in the protected set (\`${glob}\`); tools never write there`, 'protected');
+    const glob = this.writeProtected.match(rel);
+    if (glob) {
+      const source = this.extraProtected.has(glob) ? `\`${glob}\` in protect${this.options.protectWriteSource ? ` of ${this.options.protectWriteSource}` : ''}` : `\`${glob}\``;
+      throw new ToolError(`${input} is in the protected set (${source}); tools never write there`, 'protected');
+    }
+  }
+
+  /**
+   * Like `confine` for writing, but the last component is the directory entry itself and is never
+   * followed: a symlink there is the thing moved, deleted or refused, never its target. Every
+   * folder above it is resolved with realpath and must stay inside the roots.
+   */
+  async confineEntry(input: string): Promise<ConfinedPath> {
+    this.checkShape(input);
+    const absolute = this.absoluteInside(input);
+    if (this.real.includes(absolute) || this.given.includes(absolute)) {
+      throw new ToolError(`${input} is a root folder itself; give a path inside it`, 'outside_roots');
+    }
+    const entry = join(await resolveReal(dirname(absolute), 'write'), basename(absolute));
+    if (!this.rootOf(entry)) {
+      throw new ToolError(`${input} resolves through a symlink to ${entry}, which is outside the allowed roots (${this.describeRoots()})`, 'outside_roots');
+    }
+    this.checkProtected(input, entry, 'write');
+    return entry as ConfinedPath;
   }
 
   /**

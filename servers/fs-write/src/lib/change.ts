@@ -1,0 +1,77 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { z } from 'zod';
+import { expectedFromStat, formatBytes, textReply, ToolError, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
+import type { FsWriteCapabilities } from '../context.js';
+import { checkExpectedHash, readCurrent, sha256Hex, type CurrentFile } from './current.js';
+import { unifiedDiff } from './diff.js';
+
+/** Arguments every changing tool takes besides its own. */
+export const changeOptions = {
+  expected_sha256: z
+    .string()
+    .regex(/^[0-9a-fA-F]{64}$/, 'a SHA-256 is 64 hex digits')
+    .optional()
+    .describe('Write only if the file on disk still has this SHA-256 (as returned by an earlier change); protects a concurrent change from being overwritten'),
+  dry_run: z.boolean().default(false).describe('Show the diff of what would change without writing anything'),
+};
+
+/** What a tool decided to do with the file it read. */
+export type Plan =
+  | { readonly kind: 'unchanged'; readonly why: string }
+  | {
+      readonly kind: 'write';
+      readonly bytes: Buffer;
+      readonly before: string | undefined;
+      readonly after: string;
+      readonly summary: string;
+      /** Lines shown between the headline and the diff (one per edit of a multi_edit, say). */
+      readonly details?: readonly string[];
+    };
+
+/**
+ * The one path every file change takes: confine the entry (never following its last component),
+ * take the path's lock, read what is there, check expected_sha256, let the tool plan the new
+ * content, enforce the size cap, then show the diff (dry run) or write atomically, refusing if
+ * the file changed on disk since it was read.
+ */
+export async function changeFile(
+  ctx: ToolContext<FsWriteCapabilities>,
+  request: { readonly path: string; readonly expected_sha256?: string | undefined; readonly dry_run: boolean },
+  plan: (current: CurrentFile, shownAs: string) => Plan,
+): Promise<ToolReply<undefined>> {
+  const entry = await ctx.paths.confineEntry(request.path);
+  const shownAs = ctx.paths.display(entry);
+  return ctx.locks.run(entry, async () => {
+    const current = await readCurrent(ctx.paths, entry, shownAs, ctx.limits.max_file_bytes);
+    checkExpectedHash(current, request.expected_sha256, shownAs);
+    const planned = plan(current, shownAs);
+    if (planned.kind === 'unchanged') return textReply(`No change needed: ${planned.why}`);
+    if (planned.bytes.length > ctx.limits.max_file_bytes) {
+      throw new ToolError(
+        `the new content of ${shownAs} would be ${formatBytes(planned.bytes.length)}, over the ${formatBytes(ctx.limits.max_file_bytes)} cap of fs_write_policy.yaml (limits.max_file_bytes); nothing was written`,
+        'too_large',
+      );
+    }
+    const diff = unifiedDiff(shownAs, planned.before, planned.after, ctx.limits.diff_max_lines);
+    const counts = `+${diff.added} −${diff.removed} lines`;
+    const fenced = [...(planned.details ?? []), `\`\`\`diff\n${diff.text}\n\`\`\``].join('\n');
+    if (request.dry_run) {
+      return textReply(`Dry run: would ${current.exists ? 'update' : 'create'} ${shownAs} (${planned.summary}; ${counts}); nothing was written.\n${fenced}`);
+    }
+    if (!current.exists) await createParents(ctx, entry, request.path);
+    const written = await writeFileSafely(entry, planned.bytes, shownAs, current.exists ? expectedFromStat(current.stat) : { kind: 'absent' });
+    return textReply(`${written.created ? 'Created' : 'Updated'} ${shownAs} (${planned.summary}; ${counts}; ${formatBytes(planned.bytes.length)}; sha256 ${sha256Hex(planned.bytes)})\n${fenced}`);
+  });
+}
+
+/** Creates missing folders above a new file, then proves the path still resolves to the same place. */
+async function createParents(ctx: ToolContext<FsWriteCapabilities>, entry: ConfinedPath, input: string): Promise<void> {
+  try {
+    await mkdir(dirname(entry), { recursive: true });
+  } catch (error) {
+    throw new ToolError(`cannot create the folders for ${input}: ${(error as Error).message}; nothing was written`);
+  }
+  const again = await ctx.paths.confineEntry(input);
+  if (again !== entry) throw new ToolError(`${input} changed while its folders were being created; nothing was written`, 'conflict');
+}

@@ -1,0 +1,28 @@
+import { ToolError } from '@bulkhead/core';
+import { LineIndex, nearestMatch, occurrences, replaceAt } from './match.js';
+
+export interface Edit {
+  readonly old_string: string;
+  readonly new_string: string;
+  readonly replace_all: boolean;
+}
+
+/** One exact-match edit applied to `text`, or a ToolError that tells the model how to retry. */
+export function applyEdit(text: string, edit: Edit, shownAs: string): { readonly text: string; readonly replaced: number } {
+  if (edit.old_string === '') throw new ToolError('old_string is empty; give the exact text to replace (use write_file to write a whole file)', 'invalid_edit');
+  if (edit.old_string === edit.new_string) throw new ToolError('old_string and new_string are identical; the edit would change nothing', 'invalid_edit');
+  const found = occurrences(text, edit.old_string);
+  if (found.length === 0) {
+    throw new ToolError(`old_string was not found in ${shownAs}. ${nearestMatch(text, edit.old_string)}`, 'no_match');
+  }
+  if (found.length > 1 && !edit.replace_all) {
+    const index = new LineIndex(text);
+    const lines = found.slice(0, 20).map((start) => index.lineOf(start));
+    const more = found.length > lines.length ? ` and ${found.length - lines.length} more` : '';
+    throw new ToolError(
+      `old_string occurs ${found.length} times in ${shownAs} (at lines ${lines.join(', ')}${more}); include more surrounding text to pick one, or set replace_all: true to replace every one`,
+      'ambiguous',
+    );
+  }
+  return { text: replaceAt(text, found, edit.old_string.length, edit.new_string), replaced: found.length };
+}

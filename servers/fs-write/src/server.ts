@@ -1,0 +1,39 @@
+import { resolve } from 'node:path';
+import { createToolServer, DEFAULT_OUTPUT_LIMITS, loadYamlFile, Roots, type CommonOptions, type ToolServer } from '@bulkhead/core';
+import type { FsWriteCapabilities } from './context.js';
+import { PathLocks } from './lib/locks.js';
+import { FS_WRITE_POLICY_FILE, fsWritePolicySchema, type FsWritePolicy } from './policy.js';
+import { editFile } from './tools/edit_file.js';
+import { multiEdit } from './tools/multi_edit.js';
+import { writeFile } from './tools/write_file.js';
+
+export const FS_WRITE_VERSION = '0.1.0';
+export const fsWriteTools = [writeFile, editFile, multiEdit];
+
+export type FsWriteServerOptions = Pick<CommonOptions, 'roots' | 'controlDir' | 'gate' | 'audit'> & {
+  /** Overrides fs_write_policy.yaml (tests build policies in code). */
+  readonly policy?: FsWritePolicy;
+};
+
+export function loadFsWritePolicy(controlDir: string): FsWritePolicy {
+  return loadYamlFile(controlDir, FS_WRITE_POLICY_FILE, fsWritePolicySchema).value;
+}
+
+/** The writing fs server: every change confined, atomic, diffed, and refused on the protected set. */
+export function createFsWriteServer(options: FsWriteServerOptions): ToolServer {
+  const policy = options.policy ?? loadFsWritePolicy(options.controlDir);
+  const roots = [...options.roots, ...policy.roots.map((root) => resolve(options.roots[0]!, root))];
+  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead: [], protectWrite: policy.protect, protectWriteSource: FS_WRITE_POLICY_FILE });
+  return createToolServer<FsWriteCapabilities>({
+    namespace: 'fs_write',
+    version: FS_WRITE_VERSION,
+    instructions: `Writes files under ${paths.real.join(', ')}. Paths are relative to ${paths.primary}. Every change returns a diff; deletes go to a trash that \`bulkhead trash restore\` empties back.`,
+    tools: fsWriteTools,
+    policy,
+    capabilities: { paths, limits: policy.limits, locks: new PathLocks() },
+    controlDir: options.controlDir,
+    gate: options.gate,
+    audit: options.audit,
+    limits: { ...DEFAULT_OUTPUT_LIMITS, maxOutputBytes: policy.limits.max_output_bytes },
+  });
+}

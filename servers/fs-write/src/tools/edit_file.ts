@@ -1,0 +1,35 @@
+import { z } from 'zod';
+import { defineTool, ToolError } from '@bulkhead/core';
+import type { FsWriteCapabilities } from '../context.js';
+import { EDIT_ANNOTATIONS } from '../lib/annotations.js';
+import { changeFile, changeOptions } from '../lib/change.js';
+import { applyEdit } from '../lib/edits.js';
+import { asEditText, decodeForEdit, encodeLike } from '../lib/text.js';
+
+const input = z.strictObject({
+  path: z.string().describe('File to edit, relative to the first root'),
+  old_string: z.string().describe('The exact text to replace, as it appears in the file (including indentation)'),
+  new_string: z.string().describe('The text to put in its place (taken literally: $ and \\ are not special)'),
+  replace_all: z.boolean().default(false).describe('Replace every occurrence; without it old_string must occur exactly once'),
+  ...changeOptions,
+});
+
+export const editFile = defineTool<FsWriteCapabilities, typeof input>({
+  name: 'edit_file',
+  title: 'Edit a file',
+  description:
+    'Replace exact text in a file: old_string must occur exactly once unless replace_all is true. When it is not found, the error shows the closest text with line numbers and the character differences; when it occurs several times, the error gives each line. Line endings (CRLF stays CRLF) and a UTF-8 BOM are kept; binary and non-UTF-8 files are refused. Returns a unified diff. dry_run shows the diff without writing; expected_sha256 refuses to edit a file that changed since you read it.',
+  input,
+  annotations: EDIT_ANNOTATIONS,
+  risk: 'medium',
+  subjectArg: 'path',
+  async run(args, ctx) {
+    return changeFile(ctx, args, (current, shownAs) => {
+      if (!current.exists) throw new ToolError(`${shownAs} does not exist; use write_file to create it`, 'not_found');
+      const original = decodeForEdit(current.bytes, shownAs);
+      const edit = { old_string: asEditText(original, args.old_string), new_string: asEditText(original, args.new_string), replace_all: args.replace_all };
+      const { text, replaced } = applyEdit(original.text, edit, shownAs);
+      return { kind: 'write', bytes: encodeLike(original, text), before: original.text, after: text, summary: replaced === 1 ? '1 replacement' : `${replaced} replacements` };
+    });
+  },
+});

@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { defineTool } from '@bulkhead/core';
+import type { FsWriteCapabilities } from '../context.js';
+import { changeFile, changeOptions } from '../lib/change.js';
+import { REWRITE_ANNOTATIONS } from '../lib/annotations.js';
+
+const input = z.strictObject({
+  path: z.string().describe('File to create or replace, relative to the first root'),
+  content: z.string().describe('The complete new content of the file'),
+  ...changeOptions,
+});
+
+export const writeFile = defineTool<FsWriteCapabilities, typeof input>({
+  name: 'write_file',
+  title: 'Write a file',
+  description:
+    'Create a file or replace its whole content. Answers Created, Updated (with a unified diff) or "No change needed" when the content is already identical. Missing parent folders inside the roots are created. Writes are atomic (a temp file and a rename; the file mode is kept); a symlink is never followed. Use edit_file to change part of a file. dry_run shows the diff without writing; expected_sha256 refuses to overwrite a file that changed since you read it.',
+  input,
+  annotations: REWRITE_ANNOTATIONS,
+  risk: 'medium',
+  subjectArg: 'path',
+  async run(args, ctx) {
+    return changeFile(ctx, args, (current, shownAs) => {
+      const bytes = Buffer.from(args.content, 'utf8');
+      if (current.exists && current.bytes.equals(bytes)) return { kind: 'unchanged', why: `${shownAs} already has exactly this content` };
+      const before = current.exists ? current.bytes.toString('utf8') : undefined;
+      return { kind: 'write', bytes, before, after: args.content, summary: current.exists ? 'replaced' : 'new file' };
+    });
+  },
+});
