@@ -17,10 +17,11 @@ export function applyEdit(text: string, edit: Edit, shownAs: string): { readonly
   }
   if (found.length > 1 && !edit.replace_all) {
     const index = new LineIndex(text);
-    const lines = found.slice(0, 20).map((start) => index.lineOf(start));
-    const more = found.length > lines.length ? ` and ${found.length - lines.length} more` : '';
+    const lines = [...new Set(found.map((start) => index.lineOf(start)))];
+    const shown = lines.slice(0, 20).join(', ');
+    const more = lines.length > 20 ? ` and ${lines.length - 20} more` : '';
     throw new ToolError(
-      `old_string occurs ${found.length} times in ${shownAs} (at lines ${lines.join(', ')}${more}); include more surrounding text to pick one, or set replace_all: true to replace every one`,
+      `old_string occurs ${found.length} times in ${shownAs} (on line${lines.length > 1 ? 's' : ''} ${shown}${more}); include more surrounding text to pick one, or set replace_all: true to replace every one`,
       'ambiguous',
     );
   }
