@@ -1,8 +1,12 @@
 import { diffArrays } from 'diff';
 
 const CONTEXT = 3;
-/** Past this many differing lines a diff is shown as the whole changed region replaced. */
-const MAX_EDIT_LENGTH = 4000;
+/**
+ * The line diff costs about (changed region) × (differences); past either bound the changed region
+ * is shown as replaced whole, so a large rewrite is reported at once rather than computed.
+ */
+const MAX_EDIT_LENGTH = 1000;
+const MAX_REGION_LINES = 60_000;
 
 export interface Diff {
   /** A unified diff, cut at the line limit with a line that says how much more there was. */
@@ -38,7 +42,7 @@ function changedBlocks(before: readonly string[], after: readonly string[]): Blo
   const oldMiddle = before.slice(head, before.length - tail);
   const newMiddle = after.slice(head, after.length - tail);
   if (oldMiddle.length === 0 && newMiddle.length === 0) return [];
-  const changes = diffArrays(oldMiddle, newMiddle, { maxEditLength: MAX_EDIT_LENGTH });
+  const changes = oldMiddle.length + newMiddle.length <= MAX_REGION_LINES ? diffArrays(oldMiddle, newMiddle, { maxEditLength: MAX_EDIT_LENGTH }) : undefined;
   if (!changes) return [{ oldStart: head, newStart: head, removed: oldMiddle, added: newMiddle }];
   const blocks: Block[] = [];
   let oldAt = head;
@@ -79,14 +83,34 @@ function hunksOf(blocks: readonly Block[]): Block[][] {
 /** A hunk header range from a 0-based start: `5` for one line, `5,3`, or `4,0` for none (after line 4). */
 const range = (start: number, count: number) => (count === 1 ? `${start + 1}` : `${count === 0 ? start : start + 1},${count}`);
 
+/** A new file's diff: its first lines, without splitting the whole (possibly huge) content. */
+function newFileDiff(shownAs: string, after: string, maxLines: number): Diff {
+  const out = ['--- /dev/null', `+++ b/${shownAs}`];
+  let total = 0;
+  let start = 0;
+  const shown: string[] = [];
+  while (start < after.length) {
+    const end = after.indexOf('\n', start);
+    const stop = end === -1 ? after.length : end;
+    if (shown.length < maxLines - out.length - 1) shown.push(`+${after.slice(start, stop)}`);
+    total++;
+    start = stop + 1;
+  }
+  if (total === 0) return { text: out.join('\n'), added: 0, removed: 0 };
+  out.push(`@@ -0,0 +${total === 1 ? '1' : `1,${total}`} @@`, ...shown);
+  if (total > shown.length) out.push(`… ${total - shown.length} more diff lines not shown (+${total} −0 lines in all)`);
+  return { text: out.join('\n'), added: total, removed: 0 };
+}
+
 /** A bounded unified diff of `before` (undefined for a new file) and `after`, labelled with `shownAs`. */
 export function unifiedDiff(shownAs: string, before: string | undefined, after: string, maxLines: number): Diff {
-  const oldLines = before === undefined ? [] : splitLines(before);
+  if (before === undefined) return newFileDiff(shownAs, after, maxLines);
+  const oldLines = splitLines(before);
   const newLines = splitLines(after);
   const blocks = changedBlocks(oldLines, newLines);
   const added = blocks.reduce((sum, block) => sum + block.added.length, 0);
   const removed = blocks.reduce((sum, block) => sum + block.removed.length, 0);
-  const out: string[] = [before === undefined ? '--- /dev/null' : `--- a/${shownAs}`, `+++ b/${shownAs}`];
+  const out: string[] = [`--- a/${shownAs}`, `+++ b/${shownAs}`];
   let budget = Math.max(0, maxLines - out.length);
   let hidden = 0;
   const emit = (line: string) => {
