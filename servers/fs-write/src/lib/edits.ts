@@ -1,5 +1,8 @@
 import { ToolError } from '@bulkhead/core';
+import type { Plan } from './change.js';
+import type { CurrentFile } from './current.js';
 import { LineIndex, nearestMatch, occurrences, replaceAt } from './match.js';
+import { asEditText, decodeForEdit, encodeLike, type EditableText } from './text.js';
 
 export interface Edit {
   readonly old_string: string;
@@ -26,4 +29,24 @@ export function applyEdit(text: string, edit: Edit, shownAs: string): { readonly
     );
   }
   return { text: replaceAt(text, found, edit.old_string.length, edit.new_string), replaced: found.length };
+}
+
+/** The file an edit starts from, decoded; edits never create files. */
+export function editableFile(current: CurrentFile, shownAs: string): EditableText {
+  if (!current.exists) throw new ToolError(`${shownAs} does not exist; use write_file to create it`, 'not_found');
+  return decodeForEdit(current.bytes, shownAs);
+}
+
+/** `applyEdit` with the model's strings taken into the file's line-end convention first. */
+export function applyTypedEdit(original: EditableText, text: string, edit: Edit, shownAs: string): { readonly text: string; readonly replaced: number } {
+  return applyEdit(text, { old_string: asEditText(original, edit.old_string), new_string: asEditText(original, edit.new_string), replace_all: edit.replace_all }, shownAs);
+}
+
+/** Writing the edited text back the way the original was stored. */
+export function editPlan(original: EditableText, text: string, summary: string, details?: readonly string[]): Plan {
+  return { kind: 'write', bytes: encodeLike(original, text), before: original.text, after: text, summary, ...(details ? { details } : {}) };
+}
+
+export function replacementsLabel(count: number): string {
+  return count === 1 ? '1 replacement' : `${count} replacements`;
 }

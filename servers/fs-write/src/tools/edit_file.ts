@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { defineTool, ToolError } from '@bulkhead/core';
+import { defineTool } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { EDIT_ANNOTATIONS } from '../lib/annotations.js';
 import { changeFile, changeOptions } from '../lib/change.js';
-import { applyEdit } from '../lib/edits.js';
-import { asEditText, decodeForEdit, encodeLike } from '../lib/text.js';
+import { applyTypedEdit, editableFile, editPlan, replacementsLabel } from '../lib/edits.js';
 
 const input = z.strictObject({
   path: z.string().describe('File to edit, relative to the first root'),
@@ -25,11 +24,9 @@ export const editFile = defineTool<FsWriteCapabilities, typeof input>({
   subjectArg: 'path',
   async run(args, ctx) {
     return changeFile(ctx, args, (current, shownAs) => {
-      if (!current.exists) throw new ToolError(`${shownAs} does not exist; use write_file to create it`, 'not_found');
-      const original = decodeForEdit(current.bytes, shownAs);
-      const edit = { old_string: asEditText(original, args.old_string), new_string: asEditText(original, args.new_string), replace_all: args.replace_all };
-      const { text, replaced } = applyEdit(original.text, edit, shownAs);
-      return { kind: 'write', bytes: encodeLike(original, text), before: original.text, after: text, summary: replaced === 1 ? '1 replacement' : `${replaced} replacements` };
+      const original = editableFile(current, shownAs);
+      const { text, replaced } = applyTypedEdit(original, original.text, args, shownAs);
+      return editPlan(original, text, replacementsLabel(replaced));
     });
   },
 });

@@ -3,8 +3,7 @@ import { defineTool, errorMessage, ToolError } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { EDIT_ANNOTATIONS } from '../lib/annotations.js';
 import { changeFile, changeOptions } from '../lib/change.js';
-import { applyEdit } from '../lib/edits.js';
-import { asEditText, decodeForEdit, encodeLike } from '../lib/text.js';
+import { applyTypedEdit, editableFile, editPlan, replacementsLabel } from '../lib/edits.js';
 
 const MAX_EDITS = 200;
 
@@ -35,17 +34,16 @@ export const multiEdit = defineTool<FsWriteCapabilities, typeof input>({
   subjectArg: 'path',
   async run(args, ctx) {
     return changeFile(ctx, args, (current, shownAs) => {
-      if (!current.exists) throw new ToolError(`${shownAs} does not exist; use write_file to create it`, 'not_found');
-      const original = decodeForEdit(current.bytes, shownAs);
+      const original = editableFile(current, shownAs);
       let text = original.text;
       const outcomes: string[] = [];
       let applied = 0;
       args.edits.forEach((edit, index) => {
         try {
-          const result = applyEdit(text, { old_string: asEditText(original, edit.old_string), new_string: asEditText(original, edit.new_string), replace_all: edit.replace_all }, shownAs);
+          const result = applyTypedEdit(original, text, edit, shownAs);
           text = result.text;
           applied++;
-          outcomes.push(`edit ${index + 1}: applied (${result.replaced === 1 ? '1 replacement' : `${result.replaced} replacements`})`);
+          outcomes.push(`edit ${index + 1}: applied (${replacementsLabel(result.replaced)})`);
         } catch (error) {
           if (!(error instanceof ToolError)) throw error;
           outcomes.push(`edit ${index + 1}: failed: ${errorMessage(error)}`);
@@ -54,7 +52,7 @@ export const multiEdit = defineTool<FsWriteCapabilities, typeof input>({
       const failed = args.edits.length - applied;
       if (applied === 0) throw new ToolError(`none of the ${args.edits.length} edits applied to ${shownAs}; nothing was written.\n${outcomes.join('\n')}`, 'no_match');
       const summary = `${applied} of ${args.edits.length} edits applied${failed > 0 ? `, ${failed} failed` : ''}`;
-      return { kind: 'write', bytes: encodeLike(original, text), before: original.text, after: text, summary, details: outcomes };
+      return editPlan(original, text, summary, outcomes);
     });
   },
 });
