@@ -103,7 +103,7 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
     }
     if (expected && !sameFile(expected, existing)) throw changedError(shownAs, expected);
     const mode = existing ? existing.mode & 0o7777 : 0o644;
-    const temp = `.${name.slice(0, 200)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
+    const temp = tempName(name);
     const handle = await fsp.open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
     try {
       try {
@@ -129,6 +129,16 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
   } finally {
     await folder.close();
   }
+}
+
+/** A hidden temp name beside `name`, within the 255-byte limit of a name whatever its characters. */
+function tempName(name: string): string {
+  let stem = '';
+  for (const char of name) {
+    if (Buffer.byteLength(stem) + Buffer.byteLength(char) > 200) break;
+    stem += char;
+  }
+  return `.${stem}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
 }
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
