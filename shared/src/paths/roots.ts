@@ -123,11 +123,13 @@ export class Roots {
   /** Resolves `input` (relative to the first root, or absolute) and proves it stays inside. */
   async confine(input: string, purpose: PathPurpose): Promise<ConfinedPath> {
     this.checkShape(input);
-    const real = await resolveReal(this.absoluteInside(input), purpose);
+    const absolute = this.absoluteInside(input);
+    const real = await resolveReal(absolute, purpose);
     if (!this.rootOf(real)) {
       throw new ToolError(`${input} resolves through a symlink to ${real}, which is outside the allowed roots (${this.describeRoots()})`, 'outside_roots');
     }
     this.checkProtected(input, real, purpose);
+    if (purpose === 'write') this.checkWrittenForm(input, absolute);
     return real as ConfinedPath;
   }
 
@@ -164,11 +166,25 @@ export class Roots {
     if (isInside(this.controlDir, real) || isInside(this.controlDir.toLowerCase(), real.toLowerCase())) {
       throw new ToolError(`${input} is inside the control-plane folder ${this.controlDir}; tools never write there`, 'protected');
     }
-    const glob = this.writeProtected.match(rel);
+    this.checkWriteGlobs(input, rel);
+  }
+
+  private checkWriteGlobs(input: string, relativeToRoot: string): void {
+    const glob = this.writeProtected.match(relativeToRoot);
     if (glob) {
       const source = this.extraProtected.has(glob) ? `\`${glob}\` in protect${this.options.protectWriteSource ? ` of ${this.options.protectWriteSource}` : ''}` : `\`${glob}\``;
       throw new ToolError(`${input} is in the protected set (${source}); tools never write there`, 'protected');
     }
+  }
+
+  /**
+   * The protected set holds for the path as written as well as for the real one: a symlink named
+   * `.vscode` or `.git` that points at an ordinary folder is still agent config or git internals
+   * to whatever follows it.
+   */
+  private checkWrittenForm(input: string, absolute: string): void {
+    const root = [...this.real, ...this.given].find((candidate) => isInside(candidate, absolute));
+    if (root !== undefined) this.checkWriteGlobs(input, relative(root, absolute));
   }
 
   /**
@@ -187,6 +203,7 @@ export class Roots {
       throw new ToolError(`${input} resolves through a symlink to ${entry}, which is outside the allowed roots (${this.describeRoots()})`, 'outside_roots');
     }
     this.checkProtected(input, entry, 'write');
+    this.checkWrittenForm(input, absolute);
     return entry as ConfinedPath;
   }
 
