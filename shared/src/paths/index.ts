@@ -2,3 +2,5 @@ export * from './globs.js';
 export * from './protected.js';
 export * from './roots.js';
 export * from './files.js';
+export * from './tree.js';
+export * from './move.js';

@@ -1,0 +1,3 @@
+export * from './manifest.js';
+export * from './policy.js';
+export * from './trash.js';
