@@ -1,4 +1,4 @@
-import type { Roots } from '@bulkhead/core';
+import type { Roots, Trash } from '@bulkhead/core';
 import type { PathLocks } from './lib/locks.js';
 import type { FsWriteLimits } from './policy.js';
 
@@ -7,4 +7,6 @@ export interface FsWriteCapabilities {
   readonly paths: Roots;
   readonly limits: FsWriteLimits;
   readonly locks: PathLocks;
+  /** Where deletes and replaced entries go, recoverable. */
+  readonly trash: Trash;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { serverPolicySchema } from '@bulkhead/core';
+import { serverPolicySchema, trashPolicySchema } from '@bulkhead/core';
 
 export const FS_WRITE_POLICY_FILE = 'fs_write_policy.yaml';
 
@@ -10,13 +10,6 @@ export const fsWriteLimitsSchema = z
     max_file_bytes: z.number().int().min(1).max(1024 * MIB).default(10 * MIB).describe('Largest content written or file edited, in bytes'),
     diff_max_lines: z.number().int().min(10).max(100_000).default(400).describe('Lines of unified diff a result shows; the rest is counted'),
     max_output_bytes: z.number().int().min(0).default(512 * 1024).describe('Hard cap on any result text; 0 turns it off'),
-  })
-  .prefault({});
-
-export const trashPolicySchema = z
-  .strictObject({
-    retention_days: z.number().min(0).max(3650).default(7).describe('Deleted entries are kept this many days (0: purged at the next delete)'),
-    max_bytes: z.number().int().min(0).default(1024 * MIB).describe('The trash is purged oldest first beyond this size'),
   })
   .prefault({});
 

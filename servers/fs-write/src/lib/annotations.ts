@@ -8,3 +8,6 @@ export const EDIT_ANNOTATIONS: ToolAnnotations = { readOnlyHint: false, destruct
 
 /** Adds something and removes nothing. */
 export const ADDITIVE_ANNOTATIONS: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+
+/** Takes an entry away from its path (into the trash, or to another path): not the same call twice. */
+export const RELOCATE_ANNOTATIONS: ToolAnnotations = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false };
