@@ -1,6 +1,6 @@
 import { constants, fstatSync, promises as fsp, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ToolError } from '../errors.js';
 import type { ConfinedPath, PathPurpose, Roots } from './roots.js';
@@ -49,20 +49,105 @@ export async function openConfinedFile(roots: Roots, path: ConfinedPath, shownAs
   }
 }
 
-/** A path through the open folder descriptor, so a folder swapped for a symlink cannot redirect a write. */
-async function pinnedFolder(folder: string): Promise<{ at: (name: string) => string; close: () => Promise<void> }> {
+/** What the kernel says an open descriptor is, or undefined where /proc is missing. */
+async function procPath(fd: number): Promise<string | undefined> {
+  return fsp.readlink(`/proc/self/fd/${fd}`).catch(() => undefined);
+}
+
+/**
+ * A path through the open folder descriptor, so a folder swapped for a symlink cannot redirect a
+ * write. O_NOFOLLOW guards only the last component, and a folder above it swapped for a symlink
+ * would still be followed by the open: so the descriptor must be the very folder that was confined.
+ */
+async function pinnedFolder(folder: string, shownAs: string): Promise<{ at: (name: string) => string; close: () => Promise<void> }> {
   let dir: FileHandle;
   try {
     dir = await fsp.open(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
-    throw new ToolError(`${folder} cannot be used as a folder: ${(error as Error).message}`);
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new ToolError(`the folder of ${shownAs} was removed while it was being written; nothing was written`, 'conflict');
+    if (code === 'ELOOP' || code === 'ENOTDIR') {
+      throw new ToolError(`the folder of ${shownAs} changed while it was being written (it is now a symlink or a file); nothing was written`, 'conflict');
+    }
+    throw new ToolError(`cannot write ${shownAs}: ${errnoReason(error)}; nothing was written`, 'write_failed');
+  }
+  const actual = await procPath(dir.fd);
+  // Without /proc the folder opened must at least be the one its path names now.
+  const same = actual !== undefined ? actual === folder : await fsp.lstat(folder).then((named) => sameInode(fstatSync(dir.fd), named), () => false);
+  if (!same) {
+    await dir.close();
+    throw new ToolError(`the folder of ${shownAs} changed while it was being written (a folder above it was swapped for a symlink?); nothing was written`, 'conflict');
   }
   const viaProc = `/proc/self/fd/${dir.fd}`;
-  const procWorks = await fsp.readlink(viaProc).then((target) => target === folder, () => false);
   return {
-    at: (name) => (procWorks ? join(viaProc, name) : join(folder, name)),
+    at: (name) => (actual !== undefined ? join(viaProc, name) : join(folder, name)),
     close: () => dir.close(),
   };
+}
+
+function sameInode(a: Stats, b: Stats): boolean {
+  return a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * Creates `folder` and the missing folders above it, one at a time through open descriptors from
+ * its root down, each opened without following a symlink: a folder on the way swapped for a
+ * symlink cannot lead the creation outside the roots, as it would lead `mkdir -p`. Returns the
+ * folders it created.
+ */
+export async function makeFoldersSafely(roots: Roots, folder: ConfinedPath, shownAs: string): Promise<string[]> {
+  const root = roots.rootOf(folder);
+  if (root === undefined) throw new ToolError(`${shownAs} is outside the allowed roots (${roots.real.join(', ')})`, 'outside_roots');
+  const created: string[] = [];
+  let current = root;
+  let dir = await fsp.open(root, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    const proc = (await procPath(dir.fd)) !== undefined;
+    for (const part of relative(root, folder).split(sep).filter((name) => name.length > 0)) {
+      const next = join(current, part);
+      const at = proc ? `/proc/self/fd/${dir.fd}/${part}` : next;
+      try {
+        await fsp.mkdir(at);
+        created.push(next);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') throw new ToolError(`${roots.display(current)} was removed while the folders were being created`, 'conflict');
+        if (code !== 'EEXIST') throw new ToolError(`cannot create ${roots.display(next)}: ${errnoReason(error)}`, 'write_failed');
+      }
+      let child: FileHandle;
+      try {
+        child = await fsp.open(at, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ELOOP' || code === 'ENOTDIR') throw new ToolError(`${roots.display(next)} is not a folder (a file or a symlink is there)`, 'conflict');
+        if (code === 'ENOENT') throw new ToolError(`${roots.display(next)} was removed while the folders were being created`, 'conflict');
+        throw new ToolError(`cannot open ${roots.display(next)}: ${errnoReason(error)}`, 'write_failed');
+      }
+      await dir.close();
+      dir = child;
+      current = next;
+    }
+  } finally {
+    await dir.close();
+  }
+  return created;
+}
+
+const ERRNO_REASONS: Record<string, string> = {
+  ENOSPC: 'the disk is full (ENOSPC)',
+  EDQUOT: 'the disk quota is used up (EDQUOT)',
+  EFBIG: 'the file is larger than this process may write (EFBIG: file size limit)',
+  EACCES: 'permission denied: its folder is not writable (EACCES)',
+  EPERM: 'the operation is not permitted (EPERM)',
+  EROFS: 'the filesystem is read-only (EROFS)',
+  EIO: 'an input/output error (EIO)',
+};
+
+/** A failed system call in words, without the internal path (/proc/self/fd/…) Node puts in its message. */
+function errnoReason(error: unknown): string {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  if (code === undefined) return (error as Error).message;
+  return ERRNO_REASONS[code] ?? `${code}${syscall ? ` in ${syscall}` : ''}`;
 }
 
 export interface WriteResult {
@@ -92,7 +177,7 @@ function sameFile(expected: ExpectedFile, stat: Stats | undefined): boolean {
  * untouched and no temp file behind. The target folder must already exist.
  */
 export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Array, shownAs: string, expected?: ExpectedFile): Promise<WriteResult> {
-  const folder = await pinnedFolder(dirname(path));
+  const folder = await pinnedFolder(dirname(path), shownAs);
   const name = basename(path);
   try {
     const existing = await lstatOrUndefined(folder.at(name));
@@ -104,8 +189,8 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
     if (expected && !sameFile(expected, existing)) throw changedError(shownAs, expected);
     const mode = existing ? existing.mode & 0o7777 : 0o644;
     const temp = tempName(name);
-    const handle = await fsp.open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
     try {
+      const handle = await fsp.open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
       try {
         await handle.writeFile(data);
         await handle.chmod(mode);
@@ -123,6 +208,11 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
       if (expected && !sameFile(expected, await lstatOrUndefined(folder.at(name)))) throw changedError(shownAs, expected);
       await fsp.rename(folder.at(temp), folder.at(name));
       return { created: false, mode };
+    } catch (error) {
+      if (error instanceof ToolError) throw error;
+      // The pinned folder itself was removed (a rename replaced it): nothing can appear in it.
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new ToolError(`the folder of ${shownAs} was removed while it was being written; nothing was written`, 'conflict');
+      throw new ToolError(`cannot write ${shownAs}: ${errnoReason(error)}; nothing was written${existing ? `, ${shownAs} is unchanged` : ''}`, 'write_failed');
     } finally {
       await fsp.rm(folder.at(temp), { force: true });
     }

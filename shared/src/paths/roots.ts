@@ -263,7 +263,9 @@ async function resolveReal(absolute: string, purpose: PathPurpose): Promise<stri
       const stat = await fsp.lstat(current);
       const base = await fsp.realpath(current).catch(async (error: NodeJS.ErrnoException) => {
         if (!stat.isSymbolicLink()) throw error;
-        const target = await fsp.readlink(current);
+        const target = await fsp.readlink(current).catch(() => {
+          throw new ToolError(`${current} changed while the path was being checked (a symlink swapped?); try again`, 'conflict');
+        });
         throw new ToolError(`${current} is a dangling symlink (-> ${target}); it is refused rather than followed`, 'dangling_symlink');
       });
       const real = join(base, ...missing.reverse());

@@ -1,7 +1,6 @@
-import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { expectedFromStat, formatBytes, textReply, ToolError, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
+import { expectedFromStat, formatBytes, makeFoldersSafely, textReply, ToolError, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { checkExpectedHash, readCurrent, sha256Hex, type CurrentFile } from './current.js';
 import { unifiedDiff } from './diff.js';
@@ -68,9 +67,9 @@ export async function changeFile(
 /** Creates missing folders above a new file, then proves the path still resolves to the same place. */
 async function createParents(ctx: ToolContext<FsWriteCapabilities>, entry: ConfinedPath, input: string): Promise<void> {
   try {
-    await mkdir(dirname(entry), { recursive: true });
+    await makeFoldersSafely(ctx.paths, dirname(entry) as ConfinedPath, input);
   } catch (error) {
-    throw new ToolError(`cannot create the folders for ${input}: ${(error as Error).message}; nothing was written`);
+    throw new ToolError(`cannot create the folders for ${input}: ${(error as Error).message}; nothing was written`, error instanceof ToolError ? error.code : 'write_failed');
   }
   const again = await ctx.paths.confineEntry(input);
   if (again !== entry) throw new ToolError(`${input} changed while its folders were being created; nothing was written`, 'conflict');
