@@ -7,12 +7,14 @@ export const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 export async function policySchemaFiles() {
   const core = await import(pathToFileURL(join(repo, 'shared/dist/index.js')).href);
   const fs = await import(pathToFileURL(join(repo, 'servers/fs/dist/policy.js')).href);
+  const fsWrite = await import(pathToFileURL(join(repo, 'servers/fs-write/dist/policy.js')).href);
   const gateway = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/schema.js')).href);
   const hooks = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/hooks.js')).href);
   const entries = [
     ['permissions.yaml', core.permissionsSchema],
     ['audit.yaml', core.auditPolicySchema],
     ['fs_policy.yaml', fs.fsPolicySchema],
+    ['fs_write_policy.yaml', fsWrite.fsWritePolicySchema],
     ['bulkhead.yaml', gateway.gatewayConfigSchema],
     ['tool_policy.yaml', gateway.toolPolicySchema],
     ['hooks.yaml', hooks.hooksSchema],

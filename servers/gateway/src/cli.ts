@@ -4,13 +4,14 @@ import { readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, verifyAuditFile } from '@bulkhead/core';
+import { errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, ToolError, verifyAuditFile } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { defaultControlDir, loadGateway } from './load.js';
 import { PinStore } from './pins.js';
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
+import { listTrash, purgeTrash, restoreFromTrash, type TrashOutput } from './commands/trash.js';
 import { firstParagraph } from './search/index.js';
 
 const VERSION = '0.1.0';
@@ -26,6 +27,9 @@ commands:
   approve <ns:tool>    accept the changed definition of a quarantined tool
   audit verify [FILE]  check the audit logs' hash chains
   config init          write a commented control-plane folder (never overwrites)
+  trash list           what fs_write deleted, newest first (--limit N, default 50)
+  trash restore ID     put it back where it was, or at --to PATH; never overwrites
+  trash purge          apply the retention policy of fs_write_policy.yaml now
   doctor               check rg, git, bwrap, the configuration, the servers and (with --http) the port
 
 options for start, tools and search:
@@ -34,7 +38,9 @@ options for start, tools and search:
   --profile NAME       expose only what this profile of bulkhead.yaml allows
   --http HOST:PORT     (start) serve Streamable HTTP at http://HOST:PORT/mcp
   --token-file FILE    (start) require this bearer token (mandatory beyond loopback)
-  --allow-origin O, --allow-host H   (start) accept another Origin / Host`;
+  --allow-origin O, --allow-host H   (start) accept another Origin / Host
+
+trash, audit, approve, config and doctor take --root and --config as well.`;
 
 const OPTIONS = {
   root: { type: 'string', multiple: true },
@@ -45,6 +51,7 @@ const OPTIONS = {
   'allow-origin': { type: 'string', multiple: true },
   'allow-host': { type: 'string', multiple: true },
   limit: { type: 'string' },
+  to: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -117,6 +124,33 @@ function serve(namespace: string | undefined, rest: string[]): void {
   const child = spawn(process.execPath, [cli, ...rest], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+}
+
+function positiveInteger(value: string | undefined, fallback: number, flag: string): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1) throw new UsageError(`${flag} needs a positive whole number, not ${value}`);
+  return number;
+}
+
+/** `bulkhead trash list|restore ID|purge`: a refusal (restore never overwrites) exits 1 with its reason. */
+async function trash(positionals: string[], values: { root?: string[]; config?: string; to?: string; limit?: string }): Promise<number> {
+  const [action, id] = positionals;
+  const setup = setupFrom(values);
+  let output: TrashOutput;
+  try {
+    if (action === 'list') output = await listTrash(setup, positiveInteger(values.limit, 50, '--limit'));
+    else if (action === 'restore' && id) output = await restoreFromTrash(setup, id, values.to);
+    else if (action === 'purge') output = await purgeTrash(setup);
+    else throw new UsageError('usage: bulkhead trash list [--limit N] | restore ID [--to PATH] | purge');
+  } catch (error) {
+    if (!(error instanceof ToolError)) throw error;
+    process.stderr.write(`bulkhead: ${error.message}\n`);
+    return 1;
+  }
+  for (const line of output.stderr) process.stderr.write(`bulkhead: ${line}\n`);
+  for (const line of output.stdout) process.stdout.write(`${line}\n`);
+  return 0;
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -192,6 +226,8 @@ async function main(argv: string[]): Promise<number> {
       for (const line of initConfig(setupFrom(values).controlDir)) process.stdout.write(`${line}\n`);
       return 0;
     }
+    case 'trash':
+      return trash(positionals, values);
     case 'doctor': {
       const checks = await doctor(setupFrom(values), typeof values.http === 'string' ? parseHostPort(values.http) : undefined);
       for (const check of checks) process.stdout.write(`${check.level.padEnd(4)} ${check.what}: ${check.detail}\n`);

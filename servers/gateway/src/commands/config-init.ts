@@ -7,7 +7,7 @@ const FILES: Record<string, string> = {
 # and namespace__tool on the wire.
 servers:
   fs: {}              # built-in: read-only files under the roots
-  # fs_write: {}      # built-ins not installed yet are reported and skipped
+  fs_write: {}        # built-in: writes, edits, moves and recoverable deletes (each call asks)
   # git: {}
   # weather:          # any stdio MCP server
   #   command: npx
@@ -43,7 +43,8 @@ mode: dynamic         # dynamic: load_tools changes the list; stable: the list n
 autonomy: supervised
 allow:
   - fs
-ask: []
+ask:
+  - fs_write          # every write, edit, move and delete is confirmed first
 deny: []
 always_ask: []
 `,
@@ -69,6 +70,18 @@ search_engine: auto   # auto | ripgrep | builtin
 limits:
   read_max_lines: 2000
   read_max_bytes: 262144
+`,
+  'fs_write_policy.yaml': `enabled: true
+tools: {}             # e.g. delete_path: { enabled: false }
+roots: []             # more roots, relative to the first
+protect: []           # globs added to the protected set (.git/, .env*, keys, policy files, … always apply)
+limits:
+  max_file_bytes: 10485760   # largest file written or edited
+  diff_max_lines: 400        # lines of diff a result shows
+# Deleted and replaced entries go to trash/ in this folder: bulkhead trash list | restore ID | purge
+trash:
+  retention_days: 7          # purged at start and after each delete once older than this
+  max_bytes: 1073741824      # and oldest first past this size
 `,
 };
 
