@@ -45,6 +45,8 @@ describe('create_directory', () => {
     symlinkSync('real', fsw.ws.path('link'));
     expect(await fsw.call('create_directory', { path: 'notes.txt' })).toEqual({ isError: true, text: 'notes.txt exists and is a file, not a folder; no folder was created' });
     expect(await fsw.call('create_directory', { path: 'link' })).toEqual({ isError: true, text: 'link is a symlink (-> real); it is not followed, so no folder was created' });
+    expect(await fsw.call('create_directory', { path: 'notes.txt/sub' })).toEqual({ isError: true, text: 'cannot create notes.txt/sub: notes.txt is not a folder (a file or a symlink is there)' });
+    expect(await fsw.call('create_directory', { path: 'link/sub' })).toEqual({ isError: false, text: 'Created folder real/sub' });
   });
 
   it('lists the folders on dry_run and creates none', async () => {

@@ -52,12 +52,13 @@ function describeSpecial(stat: Stats): string {
   return 'a device';
 }
 
-/** lstat, with a missing entry reported as `undefined`. */
+/** lstat, with a missing entry reported as `undefined` (also when a folder on the way is a file). */
 export async function lstatIfExists(path: string): Promise<Stats | undefined> {
   try {
     return await fsp.lstat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw error;
   }
 }

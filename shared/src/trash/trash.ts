@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { ToolError } from '../errors.js';
 import { formatBytes } from '../limits/truncate.js';
+import { makeFoldersSafely } from '../paths/files.js';
 import { moveEntry } from '../paths/move.js';
 import type { ConfinedPath, Roots } from '../paths/roots.js';
 import { entriesInside, lstatIfExists, measureEntry, type EntrySummary } from '../paths/tree.js';
@@ -255,7 +256,7 @@ export class Trash {
       if (error instanceof ToolError && error.code === 'protected') throw new ToolError(`cannot restore ${id} to ${shownAs}: inside it, ${error.message}; nothing was restored`, 'protected');
       throw error;
     });
-    await fsp.mkdir(dirname(path), { recursive: true });
+    await makeFoldersSafely(roots, dirname(path) as ConfinedPath, shownAs);
     if ((await roots.confineEntry(input)) !== path) throw new ToolError(`${shownAs} changed while its folders were being created; nothing was restored`, 'conflict');
     await moveEntry(stored, path, manifest.kind, shownAs);
     await fsp.rm(join(this.folder, id), { recursive: true, force: true });

@@ -1,7 +1,7 @@
-import { mkdir, readlink } from 'node:fs/promises';
+import { readlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { defineTool, lstatIfExists, textReply, ToolError, type ConfinedPath, type Roots } from '@bulkhead/core';
+import { defineTool, lstatIfExists, makeFoldersSafely, textReply, ToolError, type ConfinedPath, type Roots } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { ADDITIVE_ANNOTATIONS } from '../lib/annotations.js';
 
@@ -36,19 +36,14 @@ export const createDirectory = defineTool<FsWriteCapabilities, typeof input>({
         throw new ToolError(`${shownAs} is a symlink (-> ${await readlink(entry).catch(() => '?')}); it is not followed, so no folder was created`, 'symlink');
       }
       if (existing) throw new ToolError(`${shownAs} exists and is a file, not a folder; no folder was created`, 'exists');
-      const missing = await missingFolders(ctx.paths, entry);
-      const listed = missing.length === 1 ? `folder ${shownAs}` : `${missing.length} folders: ${missing.join(', ')}`;
-      if (args.dry_run) return textReply(`Dry run: would create ${listed}; nothing was created.`);
-      try {
-        await mkdir(entry, { recursive: true });
-      } catch (error) {
-        throw new ToolError(`cannot create ${shownAs}: ${(error as Error).message}`);
-      }
-      // mkdir -p follows symlinks on its way down: prove the path still resolves where it was checked.
-      if ((await ctx.paths.confineEntry(args.path)) !== entry || !(await lstatIfExists(entry))?.isDirectory()) {
-        throw new ToolError(`${shownAs} changed while it was being created; check what is there now`, 'conflict');
-      }
-      return textReply(`Created ${listed}`);
+      const listed = (folders: readonly string[]) => (folders.length === 1 ? `folder ${folders[0]}` : `${folders.length} folders: ${folders.join(', ')}`);
+      if (args.dry_run) return textReply(`Dry run: would create ${listed(await missingFolders(ctx.paths, entry))}; nothing was created.`);
+      // One folder at a time through descriptors, so a folder swapped for a symlink cannot lead outside.
+      const created = await makeFoldersSafely(ctx.paths, entry, shownAs).catch((error: unknown) => {
+        throw error instanceof ToolError ? new ToolError(`cannot create ${shownAs}: ${error.message}`, error.code) : error;
+      });
+      if (created.length === 0) return textReply(`No change needed: ${shownAs} already exists (a folder)`);
+      return textReply(`Created ${listed(created.map((folder) => ctx.paths.display(folder)))}`);
     });
   },
 });

@@ -1,8 +1,8 @@
 import type { Stats } from 'node:fs';
-import { mkdir, rename } from 'node:fs/promises';
+import { rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { defineTool, describeEntry, errorMessage, isInside, lstatIfExists, moveEntry, textReply, ToolError, type ConfinedPath, type ToolContext, type TrashManifest } from '@bulkhead/core';
+import { defineTool, describeEntry, errorMessage, isInside, lstatIfExists, makeFoldersSafely, moveEntry, textReply, ToolError, type ConfinedPath, type ToolContext, type TrashManifest } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { RELOCATE_ANNOTATIONS } from '../lib/annotations.js';
 import { checkEntryHash, entryChangeOptions, measureForChange, purgeAfter, restoreHint } from '../lib/entries.js';
@@ -33,9 +33,9 @@ function sameEntry(a: Stats, b: Stats): boolean {
 /** Creates missing folders above the destination, then proves it still resolves to the same place. */
 async function createParents(ctx: Ctx, to: ConfinedPath, destination: string): Promise<void> {
   try {
-    await mkdir(dirname(to), { recursive: true });
+    await makeFoldersSafely(ctx.paths, dirname(to) as ConfinedPath, destination);
   } catch (error) {
-    throw new ToolError(`cannot create the folders for ${destination}: ${errorMessage(error)}; nothing was moved`);
+    throw new ToolError(`cannot create the folders for ${destination}: ${errorMessage(error)}; nothing was moved`, error instanceof ToolError ? error.code : 'write_failed');
   }
   if ((await ctx.paths.confineEntry(destination)) !== to) throw new ToolError(`${destination} changed while its folders were being created; nothing was moved`, 'conflict');
 }
