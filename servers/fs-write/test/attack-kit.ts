@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 /** The built server, for tests that need a real process. */
 export const FS_WRITE_CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/** A temp file of writeFileSafely: `.<name>.bulkhead-<12 hex>.tmp`. */
-export const TEMP_FILE = /^\..*\.bulkhead-[0-9a-f]{12}\.tmp$/;
+/** A temp file of writeFileSafely (`.<name>.bulkhead-<12 hex>.tmp`) or its replace lock (`.<name>.bulkhead-lock`). */
+export const TEMP_FILE = /^\..*\.bulkhead-([0-9a-f]{12}\.tmp|lock)$/;
 
 export const sha256 = (bytes: string | Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -36,7 +36,7 @@ export function snapshot(dir: string, skip: (relative: string) => boolean = () =
   return out;
 }
 
-/** Temp files of a write left anywhere under `dir`. */
+/** Temp files and lock files of a write left anywhere under `dir`. */
 export function strayTemps(dir: string): string[] {
   return Object.keys(snapshot(dir)).filter((rel) => TEMP_FILE.test(rel.split('/').at(-1)!));
 }

@@ -205,8 +205,12 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
         });
         return { created: true, mode };
       }
-      if (expected && !sameFile(expected, await lstatOrUndefined(folder.at(name)))) throw changedError(shownAs, expected);
-      await fsp.rename(folder.at(temp), folder.at(name));
+      // Check and rename under a lock that other processes honour too: between a bare check and
+      // the rename, another writer's rename could slip in and be overwritten unseen.
+      await withReplaceLock(folder.at(lockName(name)), shownAs, async () => {
+        if (expected && !sameFile(expected, await lstatOrUndefined(folder.at(name)))) throw changedError(shownAs, expected);
+        await fsp.rename(folder.at(temp), folder.at(name));
+      });
       return { created: false, mode };
     } catch (error) {
       if (error instanceof ToolError) throw error;
@@ -221,14 +225,58 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
   }
 }
 
-/** A hidden temp name beside `name`, within the 255-byte limit of a name whatever its characters. */
-function tempName(name: string): string {
+/** `name` cut to at most 200 bytes, so a hidden name made from it stays within the 255-byte limit. */
+function stemOf(name: string): string {
   let stem = '';
   for (const char of name) {
     if (Buffer.byteLength(stem) + Buffer.byteLength(char) > 200) break;
     stem += char;
   }
-  return `.${stem}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
+  return stem;
+}
+
+/** A hidden temp name beside `name`. */
+function tempName(name: string): string {
+  return `.${stemOf(name)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** The lock file beside `name` that writers hold while they check it and replace it. */
+function lockName(name: string): string {
+  return `.${stemOf(name)}.bulkhead-lock`;
+}
+
+/** A replace lock older than this was left by a writer that died holding it (it is held for two system calls). */
+export const REPLACE_LOCK_STALE_MS = 2000;
+const REPLACE_LOCK_WAIT_MS = 5000;
+
+/**
+ * Runs `work` holding an exclusive lock file: created with O_EXCL (atomic on every local
+ * filesystem), removed when done, taken over when older than REPLACE_LOCK_STALE_MS.
+ */
+async function withReplaceLock<T>(lock: string, shownAs: string, work: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await (await fsp.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)).close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const held = await lstatOrUndefined(lock);
+    if (held && Date.now() - held.mtimeMs > REPLACE_LOCK_STALE_MS) {
+      await fsp.rm(lock, { force: true });
+      continue;
+    }
+    if (Date.now() - started > REPLACE_LOCK_WAIT_MS) {
+      throw new ToolError(`${shownAs} is being replaced by another writer that holds its lock for too long; nothing was written. Retry in a moment.`, 'conflict');
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + attempt, 20)));
+  }
+  try {
+    return await work();
+  } finally {
+    await fsp.rm(lock, { force: true });
+  }
 }
 
 async function lstatOrUndefined(path: string): Promise<Stats | undefined> {
