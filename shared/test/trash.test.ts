@@ -249,12 +249,27 @@ describe('moveEntry', () => {
     ws.write('root/a.txt', 'a');
     ws.write('root/b.txt', 'b');
     symlinkSync('a.txt', join(root, 'link'));
-    expect(await refusal(moveEntry(join(root, 'a.txt'), join(root, 'b.txt'), 'file', 'b.txt'))).toBe('b.txt already exists; nothing was moved');
-    expect(await refusal(moveEntry(join(root, 'app'), join(root, 'notes'), 'folder', 'notes'))).toBe('notes already exists; nothing was moved');
+    expect(await refusal(moveEntry(join(root, 'a.txt'), join(root, 'b.txt'), 'file', { from: 'source', to: 'b.txt' }))).toBe('b.txt already exists; nothing was moved');
+    expect(await refusal(moveEntry(join(root, 'app'), join(root, 'notes'), 'folder', { from: 'source', to: 'notes' }))).toBe('notes already exists; nothing was moved');
     mkdirSync(join(root, 'empty'));
-    expect(await refusal(moveEntry(join(root, 'app'), join(root, 'empty'), 'folder', 'empty'))).toBe('empty already exists; nothing was moved');
-    expect(await refusal(moveEntry(join(root, 'link'), join(root, 'b.txt'), 'symlink', 'b.txt'))).toBe('b.txt already exists; nothing was moved');
+    expect(await refusal(moveEntry(join(root, 'app'), join(root, 'empty'), 'folder', { from: 'source', to: 'empty' }))).toBe('empty already exists; nothing was moved');
+    expect(await refusal(moveEntry(join(root, 'link'), join(root, 'b.txt'), 'symlink', { from: 'source', to: 'b.txt' }))).toBe('b.txt already exists; nothing was moved');
     expect([readFileSync(join(root, 'a.txt'), 'utf8'), readFileSync(join(root, 'b.txt'), 'utf8'), readlinkSync(join(root, 'link'))]).toEqual(['a', 'b', 'a.txt']);
+  });
+});
+
+describe('moveEntry when a folder was swapped for a symlink after the paths were checked', () => {
+  it('refuses to move out of, or into, a folder that is now a symlink to outside, at any depth', async () => {
+    ws.write('outside/a/b/x.txt', 'outside\n');
+    rmSync(join(root, 'app'), { recursive: true });
+    symlinkSync(ws.path('outside/a'), join(root, 'app'));
+    const changed = (name: string) => `the folder of ${name} changed during the move (removed, or swapped for a symlink); nothing was moved`;
+    expect(await refusal(moveEntry(join(root, 'app/b/x.txt'), join(root, 'x.txt'), 'file', { from: 'app/b/x.txt', to: 'x.txt' }))).toBe(changed('app/b/x.txt'));
+    expect(await refusal(moveEntry(join(root, 'app/x.txt'), join(root, 'x.txt'), 'file', { from: 'app/x.txt', to: 'x.txt' }))).toBe(changed('app/x.txt'));
+    expect(await refusal(moveEntry(join(root, 'notes/todo.md'), join(root, 'app/b/todo.md'), 'file', { from: 'notes/todo.md', to: 'app/b/todo.md' }))).toBe(changed('app/b/todo.md'));
+    expect(readFileSync(ws.path('outside/a/b/x.txt'), 'utf8')).toBe('outside\n');
+    expect(readdirSync(ws.path('outside/a/b'))).toEqual(['x.txt']);
+    expect(readFileSync(join(root, 'notes/todo.md'), 'utf8')).toBe('# Todo\n');
   });
 });
 
@@ -298,11 +313,11 @@ describe('across filesystems', () => {
   it('moves a file across filesystems without replacing anything', async (context) => {
     if (!other) return context.skip();
     writeFileSync(join(other, 'taken'), 'theirs');
-    expect(await refusal(moveEntry(join(root, 'notes/todo.md'), join(other, 'taken'), 'file', 'taken'))).toBe('taken already exists; nothing was moved');
+    expect(await refusal(moveEntry(join(root, 'notes/todo.md'), join(other, 'taken'), 'file', { from: 'source', to: 'taken' }))).toBe('taken already exists; nothing was moved');
     expect(readFileSync(join(other, 'taken'), 'utf8')).toBe('theirs');
     expect(readFileSync(join(root, 'notes/todo.md'), 'utf8')).toBe('# Todo\n');
     expect(readdirSync(other)).toEqual(['taken']);
-    expect(await moveEntry(join(root, 'notes/todo.md') as ConfinedPath, join(other, 'todo.md'), 'file', 'todo.md')).toBe('copied');
+    expect(await moveEntry(join(root, 'notes/todo.md') as ConfinedPath, join(other, 'todo.md'), 'file', { from: 'source', to: 'todo.md' })).toBe('copied');
     expect(existsSync(join(root, 'notes/todo.md'))).toBe(false);
   });
 });

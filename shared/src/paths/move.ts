@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { constants, fstatSync, promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ToolError } from '../errors.js';
 import { lstatIfExists, type EntryKind } from './tree.js';
@@ -15,9 +16,69 @@ function existsError(toShown: string): ToolError {
   return new ToolError(`${toShown} already exists; nothing was moved`, 'exists');
 }
 
-/** A fresh name beside `path`, for a copy that appears under its real name only when whole. */
-function tempBeside(path: string): string {
-  return join(dirname(path), `.${basename(path).slice(0, 200)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`);
+/** `name` cut to at most 200 bytes, so a hidden name made from it stays within the 255-byte limit. */
+function stemOf(name: string): string {
+  let stem = '';
+  for (const char of name) {
+    if (Buffer.byteLength(stem) + Buffer.byteLength(char) > 200) break;
+    stem += char;
+  }
+  return stem;
+}
+
+/** A fresh hidden name beside `name`, for a copy that appears under its real name only when whole. */
+function tempName(name: string): string {
+  return `.${stemOf(name)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
+}
+
+/** A failed system call in words, without the paths (some through /proc/self/fd) Node puts in its message. */
+function reason(error: unknown): string {
+  const { code: errno, syscall } = error as NodeJS.ErrnoException;
+  if (errno === undefined) return (error as Error).message;
+  const words: Record<string, string> = { EACCES: 'permission denied', EPERM: 'not permitted', EROFS: 'the filesystem is read-only', ENOSPC: 'the disk is full', EBUSY: 'it is in use' };
+  return `${words[errno] ? `${words[errno]} (${errno})` : errno}${syscall ? ` in ${syscall}` : ''}`;
+}
+
+interface PinnedFolder {
+  /** The path of `name` in this very folder, whatever is swapped for what above it meanwhile. */
+  at(name: string): string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens `folder` (a real path) and proves the descriptor is that folder, so names in it can be
+ * reached through /proc/self/fd: a folder above it swapped for a symlink to outside the roots
+ * cannot redirect the move. Without /proc the folder must still be the one its path names.
+ */
+async function pinFolder(folder: string, shownAs: string): Promise<PinnedFolder> {
+  let dir: FileHandle;
+  try {
+    dir = await fsp.open(folder, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if (['ENOENT', 'ELOOP', 'ENOTDIR'].includes(code(error) ?? '')) throw changedError(shownAs);
+    throw new ToolError(`cannot move ${shownAs}: ${reason(error)}; nothing was moved`);
+  }
+  const viaProc = `/proc/self/fd/${dir.fd}`;
+  const actual = await fsp.readlink(viaProc).catch(() => undefined);
+  const same =
+    actual !== undefined
+      ? actual === folder
+      : await fsp.lstat(folder).then(
+          (named) => {
+            const opened = fstatSync(dir.fd);
+            return opened.dev === named.dev && opened.ino === named.ino;
+          },
+          () => false,
+        );
+  if (!same) {
+    await dir.close();
+    throw changedError(shownAs);
+  }
+  return { at: (name) => (actual !== undefined ? join(viaProc, name) : join(folder, name)), close: () => dir.close() };
+}
+
+function changedError(shownAs: string): ToolError {
+  return new ToolError(`the folder of ${shownAs} changed during the move (removed, or swapped for a symlink); nothing was moved`, 'conflict');
 }
 
 /**
@@ -105,7 +166,7 @@ async function moveFolder(from: string, to: string, toShown: string): Promise<Mo
  * remove the original. A failure before that leaves the original whole and no copy behind.
  */
 async function copyAcross(from: string, to: string, kind: 'file' | 'folder', toShown: string): Promise<MoveMethod> {
-  const temp = tempBeside(to);
+  const temp = join(dirname(to), tempName(basename(to)));
   try {
     await fsp.cp(from, temp, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
     // The temp copy and `to` share a folder, so a filesystem without hard links gets the rename.
@@ -117,18 +178,39 @@ async function copyAcross(from: string, to: string, kind: 'file' | 'folder', toS
   try {
     await fsp.rm(from, { recursive: true });
   } catch (error) {
-    throw new ToolError(`${toShown} now holds a complete copy, but the original could not be removed entirely: ${(error as Error).message}`);
+    throw new ToolError(`${toShown} now holds a complete copy, but the original could not be removed entirely: ${reason(error)}`);
   }
   return 'copied';
 }
 
+/** How the two ends of a move are named to the model. */
+export interface MoveNames {
+  readonly from: string;
+  readonly to: string;
+}
+
 /**
  * Moves the entry at `from` (of the given kind, never followed) to `to`, which must not exist:
- * nothing is ever replaced. The folder `to` goes in must exist. Across filesystems the entry is
- * copied and the original removed once the copy is in place.
+ * nothing is ever replaced. Both are real paths; the folders they are in must exist and are
+ * pinned by descriptor. Across filesystems the entry is copied and the original removed once
+ * the copy is in place.
  */
-export async function moveEntry(from: string, to: string, kind: EntryKind, toShown: string): Promise<MoveMethod> {
-  if (kind === 'symlink') return moveSymlink(from, to, toShown);
-  if (kind === 'file') return moveFile(from, to, toShown);
-  return moveFolder(from, to, toShown);
+export async function moveEntry(from: string, to: string, kind: EntryKind, names: MoveNames): Promise<MoveMethod> {
+  const source = await pinFolder(dirname(from), names.from);
+  try {
+    const target = await pinFolder(dirname(to), names.to);
+    try {
+      const [pinnedFrom, pinnedTo] = [source.at(basename(from)), target.at(basename(to))];
+      if (kind === 'symlink') return await moveSymlink(pinnedFrom, pinnedTo, names.to);
+      if (kind === 'file') return await moveFile(pinnedFrom, pinnedTo, names.to);
+      return await moveFolder(pinnedFrom, pinnedTo, names.to);
+    } finally {
+      await target.close();
+    }
+  } catch (error) {
+    if (error instanceof ToolError) throw error;
+    throw new ToolError(`cannot move ${names.from} to ${names.to}: ${reason(error)}; nothing was moved`);
+  } finally {
+    await source.close();
+  }
 }

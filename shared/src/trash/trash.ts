@@ -88,10 +88,12 @@ export class Trash {
     return `trash.${key}${this.options.policySource ? ` in ${this.options.policySource}` : ''}`;
   }
 
-  private async ensureFolder(): Promise<void> {
+  /** Creates the trash when needed; returns its real path, which moves in and out use (they pin folders by it). */
+  private async ensureFolder(): Promise<string> {
     await fsp.mkdir(this.folder, { recursive: true, mode: 0o700 });
     const stat = await fsp.lstat(this.folder);
     if (!stat.isDirectory()) throw new ToolError(`the trash ${this.folder} is not a folder; nothing was deleted`);
+    return fsp.realpath(this.folder);
   }
 
   /**
@@ -105,19 +107,19 @@ export class Trash {
         'too_large',
       );
     }
-    await this.ensureFolder();
+    const folder = await this.ensureFolder();
     const deletedAt = this.now();
     let id = newId(deletedAt);
     for (let attempt = 0; ; attempt++) {
       try {
-        await fsp.mkdir(join(this.folder, id), { mode: 0o700 });
+        await fsp.mkdir(join(folder, id), { mode: 0o700 });
         break;
       } catch (error) {
         if (code(error) !== 'EEXIST' || attempt >= 4) throw error;
         id = newId(deletedAt);
       }
     }
-    const slot = join(this.folder, id);
+    const slot = join(folder, id);
     const manifest: TrashManifest = {
       id,
       original: path,
@@ -131,7 +133,7 @@ export class Trash {
       // The manifest comes first: a crash after it leaves a slot without an entry, which purge
       // clears, and the entry still where it was. The other order could leave an entry nobody can place.
       await fsp.writeFile(join(slot, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
-      await moveEntry(path, join(slot, ENTRY), summary.kind, `the trash entry ${id}`);
+      await moveEntry(path, join(slot, ENTRY), summary.kind, { from: shownAs, to: `the trash entry ${id}` });
     } catch (error) {
       await fsp.rm(slot, { recursive: true, force: true });
       if (error instanceof ToolError) throw error;
@@ -246,7 +248,7 @@ export class Trash {
     if (existing) {
       throw new ToolError(`cannot restore ${id}: ${shownAs} exists now (${existing.isDirectory() ? 'a folder' : existing.isSymbolicLink() ? 'a symlink' : 'a file'}); nothing was restored. Move it away first, or restore to another path.`, 'exists');
     }
-    const stored = join(this.folder, id, ENTRY);
+    const stored = join(await fsp.realpath(this.folder), id, ENTRY);
     await measureEntry(stored, `${id} in the trash`, {
       visit: (inside) => {
         const there = join(path, relative(stored, inside));
@@ -258,7 +260,7 @@ export class Trash {
     });
     await makeFoldersSafely(roots, dirname(path) as ConfinedPath, shownAs);
     if ((await roots.confineEntry(input)) !== path) throw new ToolError(`${shownAs} changed while its folders were being created; nothing was restored`, 'conflict');
-    await moveEntry(stored, path, manifest.kind, shownAs);
+    await moveEntry(stored, path, manifest.kind, { from: `${id} in the trash`, to: shownAs });
     await fsp.rm(join(this.folder, id), { recursive: true, force: true });
     return { manifest, path, shownAs };
   }
