@@ -336,6 +336,21 @@ describe('move_path', () => {
     expect(existsSync(fsw.ws.path('a.txt'))).toBe(true);
   });
 
+  it('never lets a bare path rule allow a move, since a move names two paths', async () => {
+    fsw = await startFsWrite({ 'src/a.txt': 'a\n' }, { permissions: 'allow:\n  - fs_write:move_path(src/**)\n' });
+    const file = join(fsw.controlDir, 'permissions.yaml');
+    expect(await fsw.call('move_path', { source: 'src/a.txt', destination: 'src/b.txt' })).toEqual({
+      isError: true,
+      text: `Permission denied: fs_write:move_path is medium risk and autonomy is supervised (the default; ${file} does not set autonomy). This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run. To allow it: add \`fs_write:move_path\` under allow: in ${file} (the allow list is at line 1).`,
+    });
+    expect(existsSync(fsw.ws.path('src/a.txt'))).toBe(true);
+  });
+
+  it('is allowed by a rule on source= or destination=', async () => {
+    fsw = await startFsWrite({ 'src/a.txt': 'a\n' }, { permissions: 'allow:\n  - fs_write:move_path(source=src/**)\n' });
+    expect(await fsw.call('move_path', { source: 'src/a.txt', destination: 'src/b.txt' })).toEqual({ isError: false, text: 'Moved src/a.txt to src/b.txt (file, 2 B)' });
+  });
+
   it('moves a file that has another hard link, keeping both names of the content apart', async () => {
     fsw = await startFsWrite({ 'a.txt': 'shared\n' });
     mkdirSync(fsw.ws.path('keep'));
