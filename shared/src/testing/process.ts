@@ -26,6 +26,11 @@ export interface StartOptions {
   readonly listen?: string;
   /** When given, the client declares elicitation and answers with this function. */
   readonly elicit?: (message: string) => ElicitResult | Promise<ElicitResult>;
+  /**
+   * A command that runs the server (stdio only): `node script args` is appended to it, so it must
+   * exec them, keeping the pid (`['bash', '-c', 'ulimit -f 1024; exec "$0" "$@"']`).
+   */
+  readonly wrapper?: readonly string[];
 }
 
 function testClient(elicit: StartOptions['elicit']): Client {
@@ -60,8 +65,8 @@ function killGroup(child: ChildProcess): Promise<void> {
 /** Starts a real server process speaking stdio and connects an MCP client to it. */
 export async function startStdioServer(options: StartOptions): Promise<ServerProcess> {
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [options.script, ...(options.args ?? [])],
+    command: options.wrapper?.[0] ?? process.execPath,
+    args: [...(options.wrapper ? [...options.wrapper.slice(1), process.execPath] : []), options.script, ...(options.args ?? [])],
     ...(options.cwd ? { cwd: options.cwd } : {}),
     env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...options.env },
     stderr: 'pipe',

@@ -1,3 +1,4 @@
+import { rmdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import { expectedFromStat, formatBytes, makeFoldersSafely, textReply, ToolError, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
@@ -58,19 +59,38 @@ export async function changeFile(
     if (request.dry_run) {
       return textReply(`Dry run: would ${current.exists ? 'update' : 'create'} ${shownAs} (${planned.summary}; ${counts}); nothing was written.\n${fenced}`);
     }
-    if (!current.exists) await createParents(ctx, entry, request.path);
-    const written = await writeFileSafely(entry, planned.bytes, shownAs, current.exists ? expectedFromStat(current.stat) : { kind: 'absent' });
+    const made = current.exists ? [] : await createParents(ctx, entry, request.path);
+    const written = await writeFileSafely(entry, planned.bytes, shownAs, current.exists ? expectedFromStat(current.stat) : { kind: 'absent' }).catch(async (error: unknown) => {
+      await removeEmptyFolders(made);
+      throw error;
+    });
     return textReply(`${written.created ? 'Created' : 'Updated'} ${shownAs} (${planned.summary}; ${counts}; ${formatBytes(planned.bytes.length)}; sha256 ${sha256Hex(planned.bytes)})\n${fenced}`);
   });
 }
 
-/** Creates missing folders above a new file, then proves the path still resolves to the same place. */
-async function createParents(ctx: ToolContext<FsWriteCapabilities>, entry: ConfinedPath, input: string): Promise<void> {
+/**
+ * Creates missing folders above a new file, then proves the path still resolves to the same place.
+ * Returns the folders it created, for a failed write to take away again.
+ */
+async function createParents(ctx: ToolContext<FsWriteCapabilities>, entry: ConfinedPath, input: string): Promise<string[]> {
+  let made: string[];
   try {
-    await makeFoldersSafely(ctx.paths, dirname(entry) as ConfinedPath, input);
+    made = await makeFoldersSafely(ctx.paths, dirname(entry) as ConfinedPath, input);
   } catch (error) {
     throw new ToolError(`cannot create the folders for ${input}: ${(error as Error).message}; nothing was written`, error instanceof ToolError ? error.code : 'write_failed');
   }
-  const again = await ctx.paths.confineEntry(input);
-  if (again !== entry) throw new ToolError(`${input} changed while its folders were being created; nothing was written`, 'conflict');
+  const again = await ctx.paths.confineEntry(input).catch(async (error: unknown) => {
+    await removeEmptyFolders(made);
+    throw error;
+  });
+  if (again !== entry) {
+    await removeEmptyFolders(made);
+    throw new ToolError(`${input} changed while its folders were being created; nothing was written`, 'conflict');
+  }
+  return made;
+}
+
+/** Takes away folders this change created, deepest first, as long as they are still empty. */
+async function removeEmptyFolders(made: readonly string[]): Promise<void> {
+  for (const folder of [...made].reverse()) await rmdir(folder).catch(() => undefined);
 }
