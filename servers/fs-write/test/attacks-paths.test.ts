@@ -42,6 +42,7 @@ describe.each(Object.keys(TOOLS) as ToolName[])('%s: every path attack is refuse
     symlinkSync(join(out, 'missing-dir'), join(root, 'dangling-dir'));
     symlinkSync('sub/inside.txt', join(root, 'inside-file-link'));
     linkSync(join(out, 'hard.txt'), join(root, 'hl.txt'));
+    symlinkSync('loop', join(root, 'loop'));
     expected = take();
   });
   afterAll(async () => {
@@ -137,12 +138,24 @@ describe.each(Object.keys(TOOLS) as ToolName[])('%s: every path attack is refuse
     expect(readFileSync(join(out, 'hard.txt'), 'utf8')).toBe('original hard-linked\n');
   });
 
-  it('treats fullwidth dots and slashes as ordinary names inside the root', async () => {
+  it('refuses a symlink loop and a file used as a folder', async () => {
+    await refused('loop', 'loop is a symlink (-> loop); it is not followed: change the file it points to by its own path');
+    await refused('loop/x.txt', `${root}/loop goes through a loop of symlinks (or too many of them); it is refused`);
+    await refused('a.txt/x.txt', 'a.txt/x.txt cannot be a file: a part of its path is a file, not a folder');
+    await refused('a.txt/deeper/x.txt', 'a.txt/deeper/x.txt cannot be a file: a part of its path is a file, not a folder');
+  });
+
+  it('treats fullwidth dots and slashes, and backslashes, as ordinary names inside the root', async () => {
     if (tool === 'write_file') {
       const made = await fsw.call(tool, TOOLS[tool]('．．/new.txt'));
       expect(made.text.split('\n')[0]).toBe(`Created ．．/new.txt (new file; +1 −0 lines; 6 B; sha256 ${sha256('pwned\n')})`);
       const slash = await fsw.call(tool, TOOLS[tool]('..／x.txt'));
       expect(slash.text.split('\n')[0]).toBe(`Created ..／x.txt (new file; +1 −0 lines; 6 B; sha256 ${sha256('pwned\n')})`);
+      // On Linux a backslash is part of a name, not a separator.
+      const backslash = await fsw.call(tool, TOOLS[tool]('..\\x.txt'));
+      expect(backslash.text.split('\n')[0]).toBe(`Created ..\\x.txt (new file; +1 −0 lines; 6 B; sha256 ${sha256('pwned\n')})`);
+      expect(readFileSync(join(root, '..\\x.txt'), 'utf8')).toBe('pwned\n');
+      rmSync(join(root, '..\\x.txt'));
       expect(readFileSync(join(root, '．．/new.txt'), 'utf8')).toBe('pwned\n');
       expect(readFileSync(join(root, '..／x.txt'), 'utf8')).toBe('pwned\n');
       rmSync(join(root, '．．/new.txt'));

@@ -254,6 +254,7 @@ async function resolveReal(absolute: string, purpose: PathPurpose): Promise<stri
     return await fsp.realpath(absolute);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ELOOP') throw new ToolError(`${absolute} goes through a loop of symlinks (or too many of them); it is refused`, 'symlink_loop');
     if (code !== 'ENOENT' && code !== 'ENOTDIR') throw new ToolError(`${absolute}: ${(error as Error).message}`);
   }
   const missing: string[] = [];

@@ -20,6 +20,7 @@ export async function readCurrent(paths: Roots, entry: ConfinedPath, shownAs: st
     stat = await lstat(entry);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { exists: false };
+    if ((error as NodeJS.ErrnoException).code === 'ENOTDIR') throw new ToolError(`${shownAs} cannot be a file: a part of its path is a file, not a folder`, 'not_a_folder');
     throw new ToolError(`${shownAs}: ${(error as Error).message}`);
   }
   if (stat.isSymbolicLink()) {
