@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuditLog, issueReceipt, loadReceiptKey, redactArguments, REDACTED, verifyAuditFile, verifyAuditText, verifyReceipt, type AuditRecord } from '@bulkhead/core';
+import { AuditLog, canonicalJson, entryHash, GENESIS_HASH, issueReceipt, sha256, loadReceiptKey, redactArguments, REDACTED, verifyAuditFile, verifyAuditText, verifyReceipt, type AuditRecord } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 let ws: TempWorkspace;
@@ -174,5 +174,44 @@ describe('receipts', () => {
     expect(loadReceiptKey(file).equals(first)).toBe(true);
     expect(first).toHaveLength(32);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+});
+
+/** The canonical form as first written (entries, filter, sort, map): what every chain on disk was hashed with. */
+function referenceCanonical(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) return `[${value.map(referenceCanonical).join(',')}]`;
+  const entries = Object.entries(value as Record<string, unknown>)
+    .filter(([, v]) => v !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${referenceCanonical(v)}`).join(',')}}`;
+}
+
+describe('canonical JSON', () => {
+  const values: unknown[] = [
+    null,
+    'text with "quotes" and \\ and \u2028',
+    42.5,
+    true,
+    [],
+    {},
+    [1, undefined, null, [{ b: 1, a: 2 }]],
+    { z: 1, a: { y: [3, { d: undefined, c: 'é' }], b: null }, é: 2, Z: 3, _: 4, '10': 5, '9': 6, '': 7, 'a b': 8 },
+    { args: { path: 'a.txt', nested: { k: [1, 2, 3] } }, undefinedOnly: undefined },
+  ];
+
+  it('is the form every existing chain was hashed with', () => {
+    for (const value of values) expect(canonicalJson(value)).toBe(referenceCanonical(value));
+  });
+
+  it('hashes an entry the same with or without its canonical arguments given', () => {
+    const body = { v: 1, seq: 3, time: '2026-01-01T00:00:00.000Z', ...record('fs:read_file'), args_sha256: sha256('x'), prev: GENESIS_HASH };
+    const withError = { ...body, outcome: 'error', error: 'boom' };
+    const withStranger = { ...body, extra: { b: 1, a: [2] } };
+    for (const b of [body, withError, withStranger]) {
+      const expected = sha256(`${GENESIS_HASH}\n${referenceCanonical(b)}`);
+      expect(entryHash(GENESIS_HASH, b)).toBe(expected);
+      expect(entryHash(GENESIS_HASH, b, canonicalJson(b.args))).toBe(expected);
+    }
   });
 });

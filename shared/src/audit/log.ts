@@ -157,15 +157,16 @@ export class AuditLog {
     const fd = this.open();
     const prev = this.head.hash;
     const seq = this.head.seq + 1;
+    const canonicalArgs = canonicalJson(record.args);
     const body = {
       v: 1 as const,
       seq,
       time: time.toISOString(),
       ...record,
-      args_sha256: sha256(canonicalJson(record.args)),
+      args_sha256: sha256(canonicalArgs),
       prev,
     };
-    const entry: AuditEntry = { ...body, hash: entryHash(prev, body) };
+    const entry: AuditEntry = { ...body, hash: entryHash(prev, body, canonicalArgs) };
     const line = Buffer.from(`${JSON.stringify(entry)}\n`);
     let written = 0;
     try {
