@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { BatchedWriter, LineReader, parseJsonRpcLine } from '@bulkhead/core';
 import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
 
 export interface ChildSpec {
@@ -19,42 +19,6 @@ const STDERR_KEEP = 16 * 1024;
  */
 export const MAX_CHILD_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-/** Splits a byte stream into lines, holding the partial line as chunks so a long message is copied once. */
-class LineReader {
-  private pending: Buffer[] = [];
-  private pendingBytes = 0;
-
-  constructor(private readonly maxLineBytes: number) {}
-
-  /** The complete lines in `chunk`; throws when the line in progress grows past the limit. */
-  push(chunk: Buffer): string[] {
-    const lines: string[] = [];
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-      const piece = chunk.subarray(start, newline);
-      const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
-      this.pending = [];
-      this.pendingBytes = 0;
-      lines.push(line.toString('utf8').replace(/\r$/, ''));
-      start = newline + 1;
-    }
-    if (start < chunk.length) {
-      this.pending.push(chunk.subarray(start));
-      this.pendingBytes += chunk.length - start;
-      if (this.pendingBytes > this.maxLineBytes) {
-        this.clear();
-        throw new Error(`it sent a message larger than ${this.maxLineBytes / (1024 * 1024)} MiB, the gateway's limit for one message`);
-      }
-    }
-    return lines;
-  }
-
-  clear(): void {
-    this.pending = [];
-    this.pendingBytes = 0;
-  }
-}
-
 /**
  * An MCP stdio transport to a child started in its own process group, so that stopping it ends
  * its grandchildren too (an `npx` wrapper and the server it starts, say).
@@ -65,7 +29,11 @@ export class ChildProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly lines = new LineReader(MAX_CHILD_MESSAGE_BYTES);
+  private readonly lines = new LineReader(
+    MAX_CHILD_MESSAGE_BYTES,
+    () => new Error(`it sent a message larger than ${MAX_CHILD_MESSAGE_BYTES / (1024 * 1024)} MiB, the gateway's limit for one message`),
+  );
+  private writer: BatchedWriter | undefined;
   private stderrTail = '';
   private closed = false;
   /** Why the gateway stopped the child itself, when it did. */
@@ -87,6 +55,7 @@ export class ChildProcessTransport implements Transport {
         detached: true,
       });
       this.child = child;
+      this.writer = new BatchedWriter(child.stdin!);
       child.once('error', (error) => {
         this.finish();
         reject(error);
@@ -116,7 +85,7 @@ export class ChildProcessTransport implements Transport {
     for (const line of lines) {
       let message: JSONRPCMessage;
       try {
-        message = deserializeMessage(line);
+        message = parseJsonRpcLine(line);
       } catch (error) {
         this.onerror?.(error as Error);
         continue;
@@ -126,12 +95,8 @@ export class ChildProcessTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const stdin = this.child?.stdin;
-      if (!stdin || this.closed) return reject(new Error('the child process is not running'));
-      if (stdin.write(serializeMessage(message))) resolve();
-      else stdin.once('drain', resolve);
-    });
+    if (!this.writer || this.closed) return Promise.reject(new Error('the child process is not running'));
+    return this.writer.write(`${JSON.stringify(message)}\n`);
   }
 
   /** Ends the whole process group: SIGTERM, then SIGKILL after `graceMs`. */
