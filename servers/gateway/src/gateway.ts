@@ -19,9 +19,9 @@ import {
   errorMiddleware,
   errorResult,
   gateMiddleware,
-  InFlightCalls,
   limitMiddleware,
   parseArguments,
+  type Middleware,
   parseToolPattern,
   toJsonSchema,
   validateMiddleware,
@@ -102,15 +102,30 @@ export function createGateway(options: GatewayOptions): Gateway {
   const validator = new ArgumentValidator();
   const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
   const corePatterns = options.toolPolicy.core_tools.map(parseToolPattern);
-  const inFlight = new InFlightCalls();
   const sessions = new Set<Server>();
   const downstreams = new Map(options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy)]));
 
   /** Discovery never grants permission: a tool denied outright is not found, listed or loadable. */
-  const visibleUnder = (access: Access) => (entry: CatalogEntry): boolean => {
+  const isVisible = (access: Access, entry: CatalogEntry): boolean => {
     if (access.visibleTo && !access.visibleTo(entry)) return false;
     if (access.gate.kind !== 'self') return true;
     return access.gate.permissions.decide({ qualifiedName: entry.qualified, risk: entry.risk, args: {} }).verdict !== 'deny';
+  };
+  // Visibility depends on the access and the entry only (profiles and permissions are loaded once;
+  // a catalog rebuild makes new entries), so each answer is kept instead of deciding on every call.
+  const visibility = new Map<Access, (entry: CatalogEntry) => boolean>();
+  const visibleUnder = (access: Access): ((entry: CatalogEntry) => boolean) => {
+    let visible = visibility.get(access);
+    if (!visible) {
+      const known = new WeakMap<CatalogEntry, boolean>();
+      visible = (entry) => {
+        let answer = known.get(entry);
+        if (answer === undefined) known.set(entry, (answer = isVisible(access, entry)));
+        return answer;
+      };
+      visibility.set(access, visible);
+    }
+    return visible;
   };
   const accessOf = (label: string | undefined): Access => (label !== undefined ? options.accessByToken?.get(label) : undefined) ?? options.access;
   const isCore = (entry: CatalogEntry) => corePatterns.some((pattern) => !pattern.argument && pattern.matchesName(entry.qualified));
@@ -127,16 +142,16 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
-  const downstreamChain = (entry: CatalogEntry, gate: GateMode) => {
+  const composeDownstreamChain = (entry: CatalogEntry, gate: GateMode) => {
     const validate = (state: CallState) => validator.validate(entry.qualified, entry.tool, state.rawArgs);
-    return compose<CallState>([
+    const steps: (Middleware<CallState> | undefined)[] = [
       auditor.middleware(),
       validateMiddleware(validate),
-      hooks.preToolMiddleware(validate),
+      hooks.preToolMiddleware(entry.qualified, validate),
       gateMiddleware(gate),
       errorMiddleware,
       limitMiddleware(options.limits),
-      hooks.postToolMiddleware(),
+      hooks.postToolMiddleware(entry.qualified),
       async (state) => {
         const downstream = downstreams.get(entry.namespace)!;
         const token = state.extra._meta?.progressToken;
@@ -153,7 +168,18 @@ export function createGateway(options: GatewayOptions): Gateway {
             : {}),
         });
       },
-    ]);
+    ];
+    return compose(steps.filter((step) => step !== undefined));
+  };
+
+  // One chain per tool and gate, composed on first use: composing it for every call was all allocation.
+  const downstreamChains = new WeakMap<CatalogEntry, Map<GateMode, (state: CallState) => Promise<void>>>();
+  const downstreamChain = (entry: CatalogEntry, gate: GateMode) => {
+    let byGate = downstreamChains.get(entry);
+    if (!byGate) downstreamChains.set(entry, (byGate = new Map()));
+    let chain = byGate.get(gate);
+    if (!chain) byGate.set(gate, (chain = composeDownstreamChain(entry, gate)));
+    return chain;
   };
 
   const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit'>, gate: GateMode): Promise<CallToolResult> => {
@@ -203,14 +229,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       return { tools: [...proxied.map((entry) => ({ ...entry.tool, name: entry.wire })), ...exposedMeta.map(metaDescription)] };
     });
 
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) => inFlight.run(extra.signal, (signal) => handleCall(request, extra, signal)));
+    // A call's signal is the SDK's own for the request: closing the session (and so the gateway) aborts it.
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) => handleCall(request, extra));
 
-    const handleCall = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>, signal: AbortSignal): Promise<CallToolResult> => {
+    const handleCall = async (request: CallToolRequest, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
       const access = accessOf(extra.authInfo?.clientId);
       const visible = visibleUnder(access);
       const call = {
         extra,
-        signal,
+        signal: extra.signal,
         caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
       };
@@ -267,7 +294,6 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     connect,
     close: async () => {
-      inFlight.abortAll(new Error('the gateway is shutting down'));
       await Promise.allSettled([...sessions].map((server) => server.close()));
       await Promise.allSettled([...downstreams.values()].map((downstream) => downstream.stop()));
     },

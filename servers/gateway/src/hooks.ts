@@ -80,8 +80,8 @@ export class Hooks {
     this.post = config.post_tool.map(compile);
   }
 
-  private matching(hooks: readonly CompiledHook[], state: CallState): CompiledHook[] {
-    return hooks.filter((hook) => hook.pattern.matchesName(state.qualifiedName));
+  private static matching(hooks: readonly CompiledHook[], qualified: string): CompiledHook[] {
+    return hooks.filter((hook) => hook.pattern.matchesName(qualified));
   }
 
   private audit(event: string, hook: HookEntry, state: CallState, started: number, outcome: 'ok' | 'error' | 'denied', error?: string): void {
@@ -96,10 +96,15 @@ export class Hooks {
     });
   }
 
-  /** Runs before the permission gate; `revalidate` checks arguments a hook replaced. */
-  preToolMiddleware(revalidate: (state: CallState) => Record<string, unknown>): Middleware<CallState> {
+  /**
+   * The pre_tool hooks of one tool, run before the permission gate; `revalidate` checks arguments
+   * a hook replaced. Undefined when no hook matches the tool: the chain then has no step for it.
+   */
+  preToolMiddleware(qualified: string, revalidate: (state: CallState) => Record<string, unknown>): Middleware<CallState> | undefined {
+    const hooks = Hooks.matching(this.pre, qualified);
+    if (hooks.length === 0) return undefined;
     return async (state, next) => {
-      for (const hook of this.matching(this.pre, state)) {
+      for (const hook of hooks) {
         const started = performance.now();
         const run = await runHook(hook.entry, this.cwd, { event: 'pre_tool', tool: state.qualifiedName, arguments: state.args, caller: state.caller }, state.signal);
         if (run.timedOut) {
@@ -123,10 +128,13 @@ export class Hooks {
     };
   }
 
-  postToolMiddleware(): Middleware<CallState> {
+  /** The post_tool hooks of one tool; undefined when none matches it. */
+  postToolMiddleware(qualified: string): Middleware<CallState> | undefined {
+    const hooks = Hooks.matching(this.post, qualified);
+    if (hooks.length === 0) return undefined;
     return async (state, next) => {
       await next();
-      for (const hook of this.matching(this.post, state)) {
+      for (const hook of hooks) {
         const started = performance.now();
         // The call already happened: a hook that cannot run is recorded, never turned into a failed call.
         const run = await runHook(hook.entry, this.cwd, { event: 'post_tool', tool: state.qualifiedName, arguments: state.args, result: state.result, caller: state.caller }, state.signal).catch(
