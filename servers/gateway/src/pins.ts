@@ -42,9 +42,22 @@ export class PinStore {
     this.file = join(controlDir, PINS_FILE);
   }
 
-  /** The pin file's modification time as last read or written, so others can tell it changed. */
+  /** Set while the file was already checked in this tick. */
+  private checkedThisTick = false;
+
+  /**
+   * The pin file's modification time as last read or written, so others can tell it changed.
+   * Checked once per tick: the calls read from one chunk of input all start in the same tick,
+   * after that input arrived, so each still sees every change made before it was sent.
+   */
   get version(): number {
-    this.reload();
+    if (!this.checkedThisTick) {
+      this.checkedThisTick = true;
+      process.nextTick(() => {
+        this.checkedThisTick = false;
+      });
+      this.reload();
+    }
     return this.loadedMtime;
   }
 
