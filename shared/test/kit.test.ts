@@ -360,4 +360,17 @@ describe('compose', () => {
     ]);
     await expect(twice({})).rejects.toThrow('next() called more than once in one middleware');
   });
+
+  it('turns a middleware that throws before returning a promise into a rejection the outer one sees', async () => {
+    const seen: string[] = [];
+    await compose<object>([
+      async (_c, next) => {
+        await next().catch((error: Error) => seen.push(error.message));
+      },
+      () => {
+        throw new Error('thrown synchronously');
+      },
+    ])({});
+    expect(seen).toEqual(['thrown synchronously']);
+  });
 });
