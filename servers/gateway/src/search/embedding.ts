@@ -1,0 +1,195 @@
+// Dense side of the tool search: each tool and each query as a weighted average of GloVe word
+// vectors (vectors.ts), compared by cosine. It finds tools that share no word with the query
+// ("untracked" → "working tree status") where BM25 sees nothing; index.ts fuses both scores.
+//
+//   - weights: SIF, a / (a + p(w)) with p(w) from the word's frequency rank (Arora, Liang & Ma
+//     2017), times the word's idf over the tools, so words every description uses count little;
+//   - the mean tool vector is subtracted from tool and query vectors (SIF's common-component
+//     removal): what all tools share says nothing about which one fits;
+//   - a tool is judged half by its own vector and half by its server's (the normalised sum of the
+//     server's tool vectors). Averaged word vectors tell topics apart well (files, git, time) and
+//     operations badly (read, write and delete are near neighbours), so the server vector brings
+//     the topic and the lexical ranking keeps choosing among a server's tools.
+
+import { STOP_WORDS } from './tokenize.js';
+import type { WordVectors } from './vectors.js';
+
+/** SIF smoothing `a`: the usual 1e-4; a word about as frequent as 1 in 10,000 gets half weight. */
+const SIF_A = 1e-4;
+/** Parts of a glued word the table lacks ("airqualityforecast") must be at least this long. */
+const GLUED_PART_MIN_CHARS = 3;
+
+/** What a tool's score compares the query with (the bench measures the parts apart). */
+export type EmbeddingTarget = 'both' | 'tool' | 'server';
+
+export interface EmbeddingInput {
+  /** Unique name: sums over tools run in name order, so the same tools in any order give the same numbers. */
+  readonly name: string;
+  /** Words of the tool's name, namespace, title and description (tokenize.ts `words`). */
+  readonly words: readonly string[];
+  /** Tools with the same group (their server) share a group vector; '' for a tool of its own. */
+  readonly group: string;
+}
+
+export class ToolEmbeddings {
+  readonly #table: WordVectors;
+  readonly #target: EmbeddingTarget;
+  readonly #docCount: number;
+  /** Number of tools whose words include each table row. */
+  readonly #docFrequency: Int32Array;
+  /** Mean of the tool vectors, subtracted from every vector. */
+  readonly #mean: Float64Array;
+  /** Centred unit vector per tool, row by row (all zeros for a tool with no known word). */
+  readonly #tools: Float64Array;
+  /** Unit vector per group, row by row, and each tool's group. */
+  readonly #groups: Float64Array;
+  readonly #groupOf: Int32Array;
+
+  constructor(inputs: readonly EmbeddingInput[], table: WordVectors, target: EmbeddingTarget) {
+    this.#table = table;
+    this.#target = target;
+    const n = inputs.length;
+    const dims = table.dimensions;
+    this.#docCount = n;
+    // Tool texts repeat their words: each distinct word is looked up (and unglued) once.
+    const known = new Map<string, readonly number[]>();
+    const rowsOf = inputs.map((input) => this.#rows(input.words, known));
+    this.#docFrequency = new Int32Array(table.size);
+    const lastTool = new Int32Array(table.size).fill(-1);
+    rowsOf.forEach((rows, i) => {
+      for (const row of rows) {
+        if (lastTool[row] === i) continue;
+        lastTool[row] = i;
+        this.#docFrequency[row] = (this.#docFrequency[row] as number) + 1;
+      }
+    });
+
+    this.#tools = new Float64Array(n * dims);
+    const hasWords = rowsOf.map((rows, i) => this.#embed(rows, this.#tools.subarray(i * dims, (i + 1) * dims)));
+    const byName = [...inputs.keys()].sort((a, b) => compare((inputs[a] as EmbeddingInput).name, (inputs[b] as EmbeddingInput).name));
+    this.#mean = new Float64Array(dims);
+    let withWords = 0;
+    for (const i of byName) {
+      if (!hasWords[i]) continue;
+      withWords++;
+      for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) + (this.#tools[i * dims + d] as number);
+    }
+    for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) / Math.max(1, withWords);
+    for (let i = 0; i < n; i++) if (hasWords[i]) this.#centre(this.#tools.subarray(i * dims, (i + 1) * dims));
+
+    const groupIndex = new Map<string, number>();
+    this.#groupOf = new Int32Array(n);
+    let groupCount = 0;
+    for (const i of byName) {
+      const group = (inputs[i] as EmbeddingInput).group;
+      let g = group === '' ? undefined : groupIndex.get(group);
+      if (g === undefined) {
+        g = groupCount++;
+        if (group !== '') groupIndex.set(group, g);
+      }
+      this.#groupOf[i] = g;
+    }
+    this.#groups = new Float64Array(groupCount * dims);
+    for (const i of byName) {
+      const at = (this.#groupOf[i] as number) * dims;
+      for (let d = 0; d < dims; d++) this.#groups[at + d] = (this.#groups[at + d] as number) + (this.#tools[i * dims + d] as number);
+    }
+    for (let g = 0; g < groupCount; g++) normalise(this.#groups.subarray(g * dims, (g + 1) * dims));
+  }
+
+  /**
+   * Cosine-based similarity of the query (its `words`) to each tool, in [-1, 1]; undefined when
+   * no word of the query is in the table (then there is nothing to compare).
+   */
+  similarities(queryWords: readonly string[]): Float64Array | undefined {
+    const dims = this.#table.dimensions;
+    const q = new Float64Array(dims);
+    if (!this.#embed(this.#rows(queryWords), q)) return undefined;
+    this.#centre(q);
+    const groupScores = new Float64Array(this.#groups.length / dims);
+    for (let g = 0; g < groupScores.length; g++) groupScores[g] = dotAt(this.#groups, g * dims, q);
+    const out = new Float64Array(this.#docCount);
+    for (let i = 0; i < out.length; i++) {
+      const tool = dotAt(this.#tools, i * dims, q);
+      const group = groupScores[this.#groupOf[i] as number] as number;
+      out[i] = this.#target === 'tool' ? tool : this.#target === 'server' ? group : (tool + group) / 2;
+    }
+    return out;
+  }
+
+  /**
+   * Table rows of the words that count: no stop words or single characters; glued words split.
+   * `known` remembers each word's rows across calls.
+   */
+  #rows(list: readonly string[], known?: Map<string, readonly number[]>): number[] {
+    const out: number[] = [];
+    for (const word of list) {
+      let rows = known?.get(word);
+      if (rows === undefined) {
+        if (word.length < 2 || STOP_WORDS.has(word)) rows = [];
+        else {
+          const row = this.#table.row(word);
+          rows = row >= 0 ? [row] : this.#unglue(word);
+        }
+        known?.set(word, rows);
+      }
+      for (const row of rows) out.push(row);
+    }
+    return out;
+  }
+
+  /** A word the table lacks, as the rows of the two table words it is glued from (longest first part). */
+  #unglue(word: string): number[] {
+    if (word.length < 2 * GLUED_PART_MIN_CHARS || !/^[a-z]+$/.test(word)) return [];
+    for (let cut = word.length - GLUED_PART_MIN_CHARS; cut >= GLUED_PART_MIN_CHARS; cut--) {
+      const head = word.slice(0, cut);
+      const tail = word.slice(cut);
+      if (STOP_WORDS.has(head) || STOP_WORDS.has(tail)) continue;
+      const a = this.#table.row(head);
+      const b = this.#table.row(tail);
+      if (a >= 0 && b >= 0) return [a, b];
+    }
+    return [];
+  }
+
+  /** SIF × idf weighted average of the rows, as a unit vector written to `out`; false for no rows. */
+  #embed(rows: readonly number[], out: Float64Array): boolean {
+    if (rows.length === 0) return false;
+    const { size, dimensions, values, scales } = this.#table;
+    // Zipf: the word of rank r has frequency about 1 / (r · H), H the harmonic number of the table.
+    const harmonic = Math.log(size) + 0.5772;
+    for (const row of rows) {
+      const p = 1 / ((row + 1) * harmonic);
+      const weight = (SIF_A / (SIF_A + p)) * Math.log(1 + this.#docCount / ((this.#docFrequency[row] as number) + 1));
+      const start = row * dimensions;
+      for (let d = 0; d < dimensions; d++) out[d] = (out[d] as number) + weight * (values[start + d] as number);
+    }
+    for (let d = 0; d < dimensions; d++) out[d] = (out[d] as number) * (scales[d] as number);
+    normalise(out);
+    return true;
+  }
+
+  /** Subtracts the mean tool vector and scales back to length 1, in place. */
+  #centre(vector: Float64Array): void {
+    for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) - (this.#mean[d] as number);
+    normalise(vector);
+  }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Dot product of `b` with the vector of `b`'s length that starts at `start` in `matrix`. */
+function dotAt(matrix: Float64Array, start: number, b: Float64Array): number {
+  let sum = 0;
+  for (let d = 0; d < b.length; d++) sum += (matrix[start + d] as number) * (b[d] as number);
+  return sum;
+}
+
+/** Scales to length 1 in place (a zero vector stays zero). */
+function normalise(vector: Float64Array): Float64Array {
+  const length = Math.sqrt(dotAt(vector, 0, vector));
+  if (length > 0) for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) / length;
+  return vector;
+}
