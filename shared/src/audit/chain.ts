@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { auditEntrySchema } from './entry.js';
 
 export const GENESIS_HASH = '0'.repeat(64);
@@ -28,9 +28,13 @@ function canonicalObject(value: Record<string, unknown>, known?: Readonly<Record
   return `${out}}`;
 }
 
-export function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
+/**
+ * Hex SHA-256 of a text. Node 20.12+ hashes in one call, at about half the cost of a Hash object
+ * (it runs twice per audit line); Node 20.11, which the engines range still admits, lacks it, so it
+ * is looked up on the module rather than imported by name.
+ */
+export const sha256: (text: string) => string =
+  typeof crypto.hash === 'function' ? (text) => crypto.hash('sha256', text) : (text) => crypto.createHash('sha256').update(text).digest('hex');
 
 /** The fields of an entry's body (all but `hash`) in canonical order, each with its quoted name. */
 const BODY_FIELDS = Object.keys(auditEntrySchema.shape)
