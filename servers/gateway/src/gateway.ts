@@ -86,6 +86,11 @@ export interface Gateway extends ToolServer {
   start(): Promise<void>;
 }
 
+/** A meta call carries the context its tool runs with, so each meta tool's chain is composed once. */
+interface MetaCallState extends CallState {
+  readonly ctx: MetaContext;
+}
+
 function metaDescription(tool: MetaTool): Tool {
   return { name: tool.name, title: tool.title, description: tool.description, inputSchema: toJsonSchema(tool.input, 'input'), annotations: { title: tool.title, ...tool.annotations } };
 }
@@ -198,16 +203,20 @@ export function createGateway(options: GatewayOptions): Gateway {
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
   };
 
-  const metaChain = (tool: MetaTool, ctx: MetaContext) =>
-    compose<CallState>([
-      auditor.middleware(),
-      validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName)),
-      errorMiddleware,
-      async (state) => {
-        state.decision = 'meta';
-        state.result = await tool.run(state.args, ctx);
-      },
-    ]);
+  const metaChains = new Map(
+    metaTools.map((tool) => [
+      tool,
+      compose<MetaCallState>([
+        auditor.middleware(),
+        validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName)),
+        errorMiddleware,
+        async (state) => {
+          state.decision = 'meta';
+          state.result = await tool.run(state.args, state.ctx);
+        },
+      ]),
+    ]),
+  );
 
   async function connect(transport: Transport): Promise<Server> {
     const session = new LoadedTools(options.toolPolicy.max_active);
@@ -244,7 +253,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       const name = request.params.name;
       const meta = exposedMeta.find((tool) => tool.name === name);
       if (meta) {
-        const metaState: CallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none' };
         const ctx: MetaContext = {
           catalog,
           session,
@@ -258,7 +266,8 @@ export function createGateway(options: GatewayOptions): Gateway {
           reviewQuarantined: (toolName) => reviewQuarantined({ name: toolName, catalog, pins, auditor, call, visible }),
           state: call,
         };
-        await metaChain(meta, ctx)(metaState);
+        const metaState: MetaCallState = { ...call, target: { risk: 'low' }, qualifiedName: `${GATEWAY_NAMESPACE}:${name}`, rawArgs: request.params.arguments ?? {}, args: {}, decision: 'none', ctx };
+        await metaChains.get(meta)!(metaState);
         return metaState.result ?? errorResult(`${name} returned nothing`);
       }
       const entry = catalog.get(name);
