@@ -45,37 +45,68 @@ export class ToolEmbeddings {
   readonly #groups: Float64Array;
   readonly #groupOf: Int32Array;
 
+  // The build runs once per catalog change, mostly in a process that has just started: its loops
+  // run over all tools at once (one long loop is compiled early; 500 short ones run unoptimised).
   constructor(inputs: readonly EmbeddingInput[], table: WordVectors, target: EmbeddingTarget) {
     this.#table = table;
     this.#target = target;
     const n = inputs.length;
     const dims = table.dimensions;
     this.#docCount = n;
+
+    // Each tool's distinct table rows, counted, as (tool, row, count) triples; tools per row.
     // Tool texts repeat their words: each distinct word is looked up (and unglued) once.
     const known = new Map<string, readonly number[]>();
-    const rowsOf = inputs.map((input) => this.#rows(input.words, known));
+    const pairTool: number[] = [];
+    const pairRow: number[] = [];
+    const pairCount: number[] = [];
     this.#docFrequency = new Int32Array(table.size);
     const lastTool = new Int32Array(table.size).fill(-1);
-    rowsOf.forEach((rows, i) => {
-      for (const row of rows) {
-        if (lastTool[row] === i) continue;
+    const pairOf = new Int32Array(table.size);
+    inputs.forEach((input, i) => {
+      for (const row of this.#rows(input.words, known)) {
+        if (lastTool[row] === i) {
+          const pair = pairOf[row] as number;
+          pairCount[pair] = (pairCount[pair] as number) + 1;
+          continue;
+        }
         lastTool[row] = i;
+        pairOf[row] = pairTool.length;
+        pairTool.push(i);
+        pairRow.push(row);
+        pairCount.push(1);
         this.#docFrequency[row] = (this.#docFrequency[row] as number) + 1;
       }
     });
 
-    this.#tools = new Float64Array(n * dims);
-    const hasWords = rowsOf.map((rows, i) => this.#embed(rows, this.#tools.subarray(i * dims, (i + 1) * dims)));
+    const tools = new Float64Array(n * dims);
+    const { values, scales } = table;
+    for (let k = 0; k < pairTool.length; k++) {
+      const at = (pairTool[k] as number) * dims;
+      const row = pairRow[k] as number;
+      const start = row * dims;
+      const weight = (pairCount[k] as number) * this.#weight(row);
+      for (let d = 0; d < dims; d++) tools[at + d] = (tools[at + d] as number) + weight * (values[start + d] as number);
+    }
+    for (let at = 0; at < tools.length; at++) tools[at] = (tools[at] as number) * (scales[at % dims] as number);
+    normaliseRows(tools, dims);
+
+    // The mean over tools with a known word, summed in name order: the same tools in any order
+    // give the same numbers.
+    const hasWords = new Uint8Array(n);
+    for (const i of pairTool) hasWords[i] = 1;
     const byName = [...inputs.keys()].sort((a, b) => compare((inputs[a] as EmbeddingInput).name, (inputs[b] as EmbeddingInput).name));
     this.#mean = new Float64Array(dims);
     let withWords = 0;
     for (const i of byName) {
       if (!hasWords[i]) continue;
       withWords++;
-      for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) + (this.#tools[i * dims + d] as number);
+      for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) + (tools[i * dims + d] as number);
     }
     for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) / Math.max(1, withWords);
-    for (let i = 0; i < n; i++) if (hasWords[i]) this.#centre(this.#tools.subarray(i * dims, (i + 1) * dims));
+    for (let at = 0; at < tools.length; at++) if (hasWords[Math.floor(at / dims)]) tools[at] = (tools[at] as number) - (this.#mean[at % dims] as number);
+    normaliseRows(tools, dims);
+    this.#tools = tools;
 
     const groupIndex = new Map<string, number>();
     this.#groupOf = new Int32Array(n);
@@ -92,9 +123,9 @@ export class ToolEmbeddings {
     this.#groups = new Float64Array(groupCount * dims);
     for (const i of byName) {
       const at = (this.#groupOf[i] as number) * dims;
-      for (let d = 0; d < dims; d++) this.#groups[at + d] = (this.#groups[at + d] as number) + (this.#tools[i * dims + d] as number);
+      for (let d = 0; d < dims; d++) this.#groups[at + d] = (this.#groups[at + d] as number) + (tools[i * dims + d] as number);
     }
-    for (let g = 0; g < groupCount; g++) normalise(this.#groups.subarray(g * dims, (g + 1) * dims));
+    normaliseRows(this.#groups, dims);
   }
 
   /**
@@ -102,10 +133,19 @@ export class ToolEmbeddings {
    * no word of the query is in the table (then there is nothing to compare).
    */
   similarities(queryWords: readonly string[]): Float64Array | undefined {
-    const dims = this.#table.dimensions;
+    const rows = this.#rows(queryWords);
+    if (rows.length === 0) return undefined;
+    const { dimensions: dims, values, scales } = this.#table;
     const q = new Float64Array(dims);
-    if (!this.#embed(this.#rows(queryWords), q)) return undefined;
-    this.#centre(q);
+    for (const row of rows) {
+      const weight = this.#weight(row);
+      for (let d = 0; d < dims; d++) q[d] = (q[d] as number) + weight * (values[row * dims + d] as number);
+    }
+    for (let d = 0; d < dims; d++) q[d] = (q[d] as number) * (scales[d] as number);
+    normaliseRows(q, dims);
+    for (let d = 0; d < dims; d++) q[d] = (q[d] as number) - (this.#mean[d] as number);
+    normaliseRows(q, dims);
+
     const groupScores = new Float64Array(this.#groups.length / dims);
     for (let g = 0; g < groupScores.length; g++) groupScores[g] = dotAt(this.#groups, g * dims, q);
     const out = new Float64Array(this.#docCount);
@@ -115,6 +155,13 @@ export class ToolEmbeddings {
       out[i] = this.#target === 'tool' ? tool : this.#target === 'server' ? group : (tool + group) / 2;
     }
     return out;
+  }
+
+  /** SIF weight of a row's word times its idf over the tools. */
+  #weight(row: number): number {
+    // Zipf: the word of rank r has frequency about 1 / (r · H), H the harmonic number of the table.
+    const p = 1 / ((row + 1) * (Math.log(this.#table.size) + 0.5772));
+    return (SIF_A / (SIF_A + p)) * Math.log(1 + this.#docCount / ((this.#docFrequency[row] as number) + 1));
   }
 
   /**
@@ -151,29 +198,6 @@ export class ToolEmbeddings {
     }
     return [];
   }
-
-  /** SIF × idf weighted average of the rows, as a unit vector written to `out`; false for no rows. */
-  #embed(rows: readonly number[], out: Float64Array): boolean {
-    if (rows.length === 0) return false;
-    const { size, dimensions, values, scales } = this.#table;
-    // Zipf: the word of rank r has frequency about 1 / (r · H), H the harmonic number of the table.
-    const harmonic = Math.log(size) + 0.5772;
-    for (const row of rows) {
-      const p = 1 / ((row + 1) * harmonic);
-      const weight = (SIF_A / (SIF_A + p)) * Math.log(1 + this.#docCount / ((this.#docFrequency[row] as number) + 1));
-      const start = row * dimensions;
-      for (let d = 0; d < dimensions; d++) out[d] = (out[d] as number) + weight * (values[start + d] as number);
-    }
-    for (let d = 0; d < dimensions; d++) out[d] = (out[d] as number) * (scales[d] as number);
-    normalise(out);
-    return true;
-  }
-
-  /** Subtracts the mean tool vector and scales back to length 1, in place. */
-  #centre(vector: Float64Array): void {
-    for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) - (this.#mean[d] as number);
-    normalise(vector);
-  }
 }
 
 function compare(a: string, b: string): number {
@@ -187,9 +211,12 @@ function dotAt(matrix: Float64Array, start: number, b: Float64Array): number {
   return sum;
 }
 
-/** Scales to length 1 in place (a zero vector stays zero). */
-function normalise(vector: Float64Array): Float64Array {
-  const length = Math.sqrt(dotAt(vector, 0, vector));
-  if (length > 0) for (let d = 0; d < vector.length; d++) vector[d] = (vector[d] as number) / length;
-  return vector;
+/** Scales each `dims`-long row of `matrix` to length 1 in place (a zero row stays zero). */
+function normaliseRows(matrix: Float64Array, dims: number): void {
+  for (let start = 0; start < matrix.length; start += dims) {
+    let squares = 0;
+    for (let d = 0; d < dims; d++) squares += (matrix[start + d] as number) ** 2;
+    const length = Math.sqrt(squares);
+    if (length > 0) for (let d = 0; d < dims; d++) matrix[start + d] = (matrix[start + d] as number) / length;
+  }
 }
