@@ -21,8 +21,11 @@ export function capToolResult(result: CallToolResult, limits: OutputLimits): Cal
 
   const capText = (text: string): string => {
     if (textCap <= 0) return text;
-    const kept = truncateHeadTail(text, Math.max(textLeft, MIN_BLOCK_BYTES)).text;
-    textLeft -= Buffer.byteLength(kept);
+    const budget = Math.max(textLeft, MIN_BLOCK_BYTES);
+    // Most text fits: measuring it copies nothing, where truncateHeadTail encodes it whole first.
+    const bytes = Buffer.byteLength(text);
+    const kept = bytes <= budget ? text : truncateHeadTail(text, budget).text;
+    textLeft -= kept === text ? bytes : Buffer.byteLength(kept);
     return kept;
   };
   const fitsBinary = (base64: string): boolean => {
