@@ -4,6 +4,7 @@ export * from './config/index.js';
 export * from './permissions/index.js';
 export * from './paths/index.js';
 export * from './trash/index.js';
+export * from './git/index.js';
 export * from './limits/index.js';
 export * from './audit/index.js';
 export * from './kit/index.js';

@@ -1,0 +1,92 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * Configuration given on every git command line. Command-line values win over the repository's
+ * own `.git/config`, which is untrusted: each entry names a way a hostile repository (or an
+ * unusual one) could run a program, reach the network, or change the output we parse.
+ */
+const HARDENED_CONFIG: readonly (readonly [key: string, value: string])[] = [
+  // Programs git would run on its own.
+  ['core.fsmonitor', 'false'], // a hook program run by status, diff and update-index
+  ['core.hooksPath', '/dev/null'], // reference-transaction (update-ref), post-index-change, …
+  ['core.pager', 'cat'], // also passed: --no-pager; output is a pipe, never a terminal
+  ['diff.external', ''], // an external diff program; also passed: --no-ext-diff
+  ['core.attributesFile', '/dev/null'], // attributes pick filter and diff drivers
+  ['core.editor', 'false'],
+  ['core.askPass', ''],
+  ['credential.helper', ''], // empty resets the list of helpers
+  ['gpg.program', 'false'], // signature checks that config could turn on run these
+  ['gpg.ssh.program', 'false'],
+  ['gpg.x509.program', 'false'],
+  ['log.showSignature', 'false'],
+  ['commit.gpgSign', 'false'], // commit-tree would sign (run gpg.program) when the repo asks
+  ['submodule.recurse', 'false'], // no git process inside a submodule, whose config we never read
+  ['diff.submodule', 'short'],
+  ['gc.auto', '0'],
+  ['maintenance.auto', 'false'],
+  ['blame.ignoreRevsFile', ''], // empty resets; a missing file would make every blame fail
+  // The network: no transport at all (GIT_ALLOW_PROTOCOL below also beats protocol.<name>.allow).
+  ['protocol.allow', 'never'],
+  ['core.sshCommand', 'false'],
+  // Output we parse: the same shape whatever the repository says.
+  ['color.ui', 'false'],
+  ['core.quotePath', 'true'],
+  ['diff.noprefix', 'false'],
+  ['diff.mnemonicPrefix', 'false'],
+  ['diff.relative', 'false'],
+  ['log.showRoot', 'true'],
+  ['i18n.logOutputEncoding', 'UTF-8'],
+  ['i18n.commitEncoding', 'UTF-8'],
+];
+
+/**
+ * The global options every invocation starts with. Not needed here: `uploadpack.packObjectsHook`
+ * (upload-pack only, and git reads it from protected config only) and `core.alternateRefsCommand`
+ * (fetch and receive-pack only): no tool runs those commands.
+ */
+export const HARDENED_GIT_OPTIONS: readonly string[] = ['--no-pager', '--no-replace-objects', ...HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`])];
+
+let emptyHome: string | undefined;
+
+/** An empty folder for HOME, so no ~/.gitconfig, ~/.config/git/attributes or ignore file applies. */
+function homeFolder(): string {
+  if (emptyHome === undefined) {
+    const folder = mkdtempSync(join(tmpdir(), 'bulkhead-git-home-'));
+    emptyHome = folder;
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  }
+  return emptyHome;
+}
+
+/**
+ * The whole environment of a git process, built from nothing: the parent's GIT_DIR,
+ * GIT_WORK_TREE, GIT_INDEX_FILE, GIT_EXTERNAL_DIFF, GIT_SSH_COMMAND, … never leak in. `extra`
+ * adds what one command needs (a temporary index, an author).
+ */
+export function gitEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  const home = homeFolder();
+  const env: Record<string, string> = {
+    PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    XDG_CONFIG_HOME: home,
+    LC_ALL: 'C',
+    LANG: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_SYSTEM: '/dev/null',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_PAGER: 'cat',
+    PAGER: 'cat',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    // An empty allow list of transports: it beats protocol.<name>.allow=always in a repo's config,
+    // which protocol.allow=never alone does not.
+    GIT_ALLOW_PROTOCOL: '',
+  };
+  const tmp = process.env['TMPDIR'];
+  if (tmp !== undefined) env['TMPDIR'] = tmp;
+  return { ...env, ...extra };
+}
