@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
-import { LIVE, REPO, SMALL_FILE, WORK, checkDataset, controlDir, fixtureCommand, fsCommand, gatewayCommand, prepareWorkspace, DATASET, FS_CLI, GATEWAY_CLI } from './lib/gateway-setup.mjs';
+import { LIVE, REPO, SMALL_FILE, WORK, checkDataset, controlDir, fixtureCommand, fsCommand, gatewayCommand, prepareWorkspace, relayCommand, DATASET, FS_CLI, GATEWAY_CLI } from './lib/gateway-setup.mjs';
 import { connectStdio, EXIT_GRACE_MS } from './lib/gateway-client.mjs';
 import { runBatch, summarize } from './lib/gateway-load.mjs';
 import { measureText, modelView } from './lib/gateway-tokens.mjs';
@@ -226,6 +226,7 @@ async function overheadCase(ctx) {
   const servers = {};
   ctx.open = servers;
   servers.fixture = await connectStdio({ label: 'fixture (direct)', ...fixtureCommand({ echo: true }) });
+  servers.relay = await connectStdio({ label: 'byte relay → fixture', ...relayCommand(fixtureCommand({ echo: true })) });
   servers.fs = await connectStdio({ label: 'fs (direct)', ...fsCommand(ctx.root, fsDir) });
   servers.gwOn = await connectStdio({ label: 'gateway (audit on)', ...gatewayCommand(ctx.root, gwOnDir) });
   servers.gwOff = await connectStdio({ label: 'gateway (audit off)', ...gatewayCommand(ctx.root, gwOffDir) });
@@ -243,6 +244,7 @@ async function overheadCase(ctx) {
   const variant = (group, label, server, audit, name, args, expect) => ({ group, label, server, audit, expect, send: () => server.call(name, args), request: `${name} ${JSON.stringify(args)}` });
   const variants = [
     variant('echo', 'direct: fixture echo', servers.fixture, 'none (the fixture neither gates nor audits)', 'echo', echoArgs, ECHO_TEXT),
+    variant('echo', 'reference: byte relay → fixture echo', servers.relay, 'none (the relay only copies bytes)', 'echo', echoArgs, ECHO_TEXT),
     variant('echo', 'gateway: call_tool → live__echo', servers.gwOn, 'on', 'call_tool', { name: echoWire, arguments: echoArgs }, ECHO_TEXT),
     variant('echo', 'gateway: live__echo (loaded, bound)', servers.gwOn, 'on', echoWire, echoArgs, ECHO_TEXT),
     variant('echo', 'gateway: call_tool → live__echo', servers.gwOff, 'off', 'call_tool', { name: echoWire, arguments: echoArgs }, ECHO_TEXT),
@@ -270,7 +272,7 @@ async function overheadCase(ctx) {
   for (const v of variants) {
     v.rounds = { sequential: [], concurrent: [] };
     v.cpu = { sequential: { server: 0, idle: 0, client: 0, calls: 0 }, concurrent: { server: 0, idle: 0, client: 0, calls: 0 } };
-    v.label = `${v.label}${v.group === 'echo' && v.server !== servers.fixture ? `, audit ${v.audit}` : ''}`;
+    v.label = `${v.label}${v.group === 'echo' && v.label.startsWith('gateway') ? `, audit ${v.audit}` : ''}`;
   }
 
   for (const v of variants) {
@@ -397,7 +399,7 @@ function targets(context, overhead) {
   const lines = [
     `- Context saved ≥ ${pct(TARGET_SAVING)}: ${verdict(saving >= TARGET_SAVING)} — ${pct(saving)} fewer o200k_base tokens (${pct(context.saving.cl100k_base.full)} cl100k_base, ${pct(context.saving.bytes.full)} bytes) in the initial tools/list: ${int(context.eager.full.o200k_base)} → ${int(context.deferred.full.o200k_base)} tokens, ${int(context.eager.tools)} → ${int(context.deferred.tools)} tools.`,
   ];
-  const gatewayRows = overhead.rows.filter((row) => !row.label.startsWith('direct'));
+  const gatewayRows = overhead.rows.filter((row) => row.label.startsWith('gateway'));
   const describe = (row) => `${row.label}: ${row.sequential.vsDirect.toFixed(2)}× sequential, ${row.concurrent.vsDirect.toFixed(2)}× in flight`;
   const meets = (row) => row.sequential.vsDirect >= TARGET_THROUGHPUT && row.concurrent.vsDirect >= TARGET_THROUGHPUT;
   const defaults = gatewayRows.filter((row) => !row.audit.startsWith('off'));
@@ -406,6 +408,10 @@ function targets(context, overhead) {
   );
   const off = gatewayRows.filter((row) => row.audit.startsWith('off'));
   lines.push(`- The same with the gateway's audit off (for reference): ${verdict(off.every(meets))} — ${off.map(describe).join('; ')}.`);
+  const relay = overhead.rows.find((row) => row.label.startsWith('reference'));
+  lines.push(
+    `- For scale, the floor of any stdio proxy here: a relay that copies bytes and parses nothing reaches ${relay.sequential.vsDirect.toFixed(2)}× sequential and ${relay.concurrent.vsDirect.toFixed(2)}× in flight of the direct echo (${int(relay.sequential.cpu.serverUs)} and ${int(relay.concurrent.cpu.serverUs)} µs of CPU per call for relay and fixture together).`,
+  );
   return lines.join('\n');
 }
 
@@ -432,6 +438,7 @@ function notes(context, overhead, set) {
 - Measured is the \`tools\` array of the first tools/list reply exactly as it came over the wire, as compact JSON. Tokens are counted with js-tiktoken (o200k_base: GPT-4o and later; cl100k_base: GPT-4); other models' tokenizers differ by a few percent. "Model view" keeps only name, description and input schema per tool, what many clients pass to the model.
 - Overhead: client-side round trips of \`tools/call\` through the MCP SDK client over stdio, the same client for every case, each reply checked. Each round runs every case once (echo: ${set.echo.calls} calls one at a time, then ${set.echo.concurrentCalls} with ${set.concurrency} in flight; fs: ${set.fs.calls}, then ${set.fs.concurrentCalls}), in a rotated order; ${set.rounds} round(s) after ${set.echo.warmup} (fs: ${set.fs.warmup}) warmup calls one at a time and as many in flight per case. calls/s is the median round's; p50/p99 pool every call of every round.
 - CPU per call is user + system time from /proc (10 ms ticks, summed over all rounds of a case): "server" is the server process of the row with every process it started (for a gateway row: the gateway, the fixture and fs), "client" is this bench process. The idle servers used ${int(Math.max(...overhead.rows.flatMap((row) => [row.sequential.cpu.idleUs, row.concurrent.cpu.idleUs])))} µs per call at most while another case ran.
+- The reference row puts \`bench/lib/gateway-relay.mjs\` in front of the same fixture: a process that copies bytes between its stdio and the fixture's and parses nothing. It pays only what any stdio proxy pays (one more process, one more pipe hop each way, on the same 2 cores), so its ratio bounds what a proxy that parses, validates, gates and audits can reach.
 - The direct echo server (the fixture) neither gates nor audits. Through the gateway every call is validated against the tool's schema, goes through the permission gate (\`permissions.yaml\`: \`allow: ["${LIVE}:echo"]\`) and, audit on, appends a hash-chained line to \`audit/gateway.jsonl\` (call_tool adds a second line for the meta call). Audit lines per call (counted over 10 extra calls): ${audit}.
 - fs: direct is \`servers/fs/dist/cli.js --root DIR\` with its own gate and audit (the default); through the gateway fs runs with \`--gated-by-gateway\` and still audits, so each call writes audit lines in both processes.
 ${overhead.rows.some((row) => row.group === 'fs' && !row.label.startsWith('direct') && Math.max(row.sequential.vsDirect, row.concurrent.vsDirect) > 1.1) ? '- fs rows above 1× mean the fs process started on its own was slower than the same server behind the gateway: compare "server CPU / call" (for a gateway row it includes fs). The fs server allocates a 1 MiB read buffer for every read_file, even of a 20-line file, so how often V8 collects garbage, and so its CPU and p99, differs from one fs process to the next.\n' : ''}- Start-up: from spawn to the reply to the first tools/list (the gateway answers once every downstream server has started and listed its tools; on a fresh control-plane folder it also pins every tool's definition). Stop: from closing the server's stdin until it and every process it started are gone; the SDK client sends SIGTERM 2 s after closing stdin and SIGKILL 2 s later. Peak RSS is VmHWM of each process.

@@ -10,6 +10,7 @@ export const WORK = join(BENCH, '.work', 'gateway');
 export const GATEWAY_CLI = join(REPO, 'servers', 'gateway', 'dist', 'cli.js');
 export const FS_CLI = join(REPO, 'servers', 'fs', 'dist', 'cli.js');
 export const FIXTURE = join(BENCH, 'fixtures', 'livemcp-server.mjs');
+const RELAY = join(BENCH, 'lib', 'gateway-relay.mjs');
 export const DATASET = DEFAULT_DATASET;
 /** Namespace of the fixture behind the gateway: its tools are listed as `live__<tool>`. */
 export const LIVE = 'live';
@@ -62,4 +63,9 @@ export function checkDataset() {
   if (!existsSync(DATASET)) {
     throw new Error(`the LiveMCPTool corpus is missing: expected ${DATASET} (the shared datasets folder beside the repo, <repo>/../shared/datasets/)`);
   }
+}
+
+/** `command` behind the byte relay of bench/lib/gateway-relay.mjs. */
+export function relayCommand({ command, args }) {
+  return { command: process.execPath, args: [RELAY, command, ...args] };
 }
