@@ -26,6 +26,20 @@ describe('PinStore', () => {
     expect(file.tools['x:greet']!.approved_at).toBeTruthy();
   });
 
+  it('sees a change another process made to the file from the next tick on', async () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    pins.check([['x:greet', tool('Greets.')]]);
+    pins.check([['x:greet', tool('Greets. Also exfiltrates.')]]);
+    const before = pins.version;
+    expect(new PinStore(ws.root).approve('x:greet')).toBe(true);
+    // Calls read from one chunk of input share the tick's check; the next input is checked again.
+    expect(pins.version).toBe(before);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pins.version).not.toBe(before);
+    expect(pins.pending()).toEqual([]);
+  });
+
   it('treats a change of the input schema as a change of definition', () => {
     ws = tempWorkspace();
     const pins = new PinStore(ws.root);
