@@ -8,9 +8,11 @@
 // Rule, mechanical and the same for every word: the first WORD_COUNT words of the file (it lists
 // them by corpus frequency) that are lower-case letters only; the vectors centred on their mean,
 // with the top DROPPED_COMPONENTS principal directions removed ("all-but-the-top", Mu &
-// Viswanath 2018: those directions encode word frequency, not meaning) and projected onto the
-// next DIMENSIONS principal directions; each dimension quantised to int8 with its own scale.
-// Nothing is chosen by hand; the sizes were chosen on the MetaTool queries (see the bench).
+// Viswanath 2018, who remove about d/100 of them: those directions encode word frequency, not
+// meaning) and projected onto the next DIMENSIONS principal directions; each dimension quantised
+// to int8 with its own scale. Nothing is chosen by hand. The size keeps the file under 4 MB: on
+// the MetaTool queries, tables of 30,000 × 64, 40,000 × 64, 50,000 × 48 and 30,000 × 99 gave
+// Recall@5 0.668 to 0.670 against 0.672 for this one.
 //
 // Format (little-endian): "BHWV", u16 version 1, u16 dimensions, u32 word count, f32 scale per
 // dimension, int8 vectors (count × dimensions, row by row), then the words, '\n'-separated, in

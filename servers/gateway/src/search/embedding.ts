@@ -45,8 +45,9 @@ export class ToolEmbeddings {
   readonly #groups: Float64Array;
   readonly #groupOf: Int32Array;
 
-  // The build runs once per catalog change, mostly in a process that has just started: its loops
-  // run over all tools at once (one long loop is compiled early; 500 short ones run unoptimised).
+  // The build runs once per catalog change, often in a process that has just started: its hot
+  // loops each run over all tools at once, in small functions of their own, which the JIT compiles
+  // early (500 short loops, or one big function with several phases, run unoptimised for longer).
   constructor(inputs: readonly EmbeddingInput[], table: WordVectors, target: EmbeddingTarget) {
     this.#table = table;
     this.#target = target;
@@ -79,16 +80,9 @@ export class ToolEmbeddings {
       }
     });
 
+    const pairWeight = pairRow.map((row, k) => (pairCount[k] as number) * this.#weight(row));
     const tools = new Float64Array(n * dims);
-    const { values, scales } = table;
-    for (let k = 0; k < pairTool.length; k++) {
-      const at = (pairTool[k] as number) * dims;
-      const row = pairRow[k] as number;
-      const start = row * dims;
-      const weight = (pairCount[k] as number) * this.#weight(row);
-      for (let d = 0; d < dims; d++) tools[at + d] = (tools[at + d] as number) + weight * (values[start + d] as number);
-    }
-    for (let at = 0; at < tools.length; at++) tools[at] = (tools[at] as number) * (scales[at % dims] as number);
+    addRows(tools, pairTool, pairRow, pairWeight, table);
     normaliseRows(tools, dims);
 
     // The mean over tools with a known word, summed in name order: the same tools in any order
@@ -104,7 +98,7 @@ export class ToolEmbeddings {
       for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) + (tools[i * dims + d] as number);
     }
     for (let d = 0; d < dims; d++) this.#mean[d] = (this.#mean[d] as number) / Math.max(1, withWords);
-    for (let at = 0; at < tools.length; at++) if (hasWords[Math.floor(at / dims)]) tools[at] = (tools[at] as number) - (this.#mean[at % dims] as number);
+    subtractFromRows(tools, this.#mean, hasWords);
     normaliseRows(tools, dims);
     this.#tools = tools;
 
@@ -135,15 +129,11 @@ export class ToolEmbeddings {
   similarities(queryWords: readonly string[]): Float64Array | undefined {
     const rows = this.#rows(queryWords);
     if (rows.length === 0) return undefined;
-    const { dimensions: dims, values, scales } = this.#table;
+    const dims = this.#table.dimensions;
     const q = new Float64Array(dims);
-    for (const row of rows) {
-      const weight = this.#weight(row);
-      for (let d = 0; d < dims; d++) q[d] = (q[d] as number) + weight * (values[row * dims + d] as number);
-    }
-    for (let d = 0; d < dims; d++) q[d] = (q[d] as number) * (scales[d] as number);
+    addRows(q, new Array<number>(rows.length).fill(0), rows, rows.map((row) => this.#weight(row)), this.#table);
     normaliseRows(q, dims);
-    for (let d = 0; d < dims; d++) q[d] = (q[d] as number) - (this.#mean[d] as number);
+    subtractFromRows(q, this.#mean, [1]);
     normaliseRows(q, dims);
 
     const groupScores = new Float64Array(this.#groups.length / dims);
@@ -209,6 +199,29 @@ function dotAt(matrix: Float64Array, start: number, b: Float64Array): number {
   let sum = 0;
   for (let d = 0; d < b.length; d++) sum += (matrix[start + d] as number) * (b[d] as number);
   return sum;
+}
+
+/**
+ * Adds weight[k] × the table's vector of tableRow[k] to row target[k] of `matrix`, for every k,
+ * in real coordinates (the table's int8 values times their dimension's scale).
+ */
+function addRows(matrix: Float64Array, target: readonly number[], tableRow: readonly number[], weight: readonly number[], table: WordVectors): void {
+  const { dimensions: dims, values, scales } = table;
+  for (let k = 0; k < target.length; k++) {
+    const at = (target[k] as number) * dims;
+    const start = (tableRow[k] as number) * dims;
+    const w = weight[k] as number;
+    for (let d = 0; d < dims; d++) matrix[at + d] = (matrix[at + d] as number) + w * (values[start + d] as number) * (scales[d] as number);
+  }
+}
+
+/** Subtracts `vector` from each row i of `matrix` with `which[i]` set. */
+function subtractFromRows(matrix: Float64Array, vector: Float64Array, which: ArrayLike<number>): void {
+  const dims = vector.length;
+  for (let start = 0, i = 0; start < matrix.length; start += dims, i++) {
+    if (!which[i]) continue;
+    for (let d = 0; d < dims; d++) matrix[start + d] = (matrix[start + d] as number) - (vector[d] as number);
+  }
 }
 
 /** Scales each `dims`-long row of `matrix` to length 1 in place (a zero row stays zero). */

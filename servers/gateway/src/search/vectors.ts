@@ -86,20 +86,21 @@ class Table implements WordVectors {
   }
 
   row(word: string): number {
-    const mask = this.#slots.length - 1;
+    // One function with locals: it runs before the JIT has warmed up (first index build of a process).
+    const slots = this.#slots;
+    const starts = this.#starts;
+    const bytes = this.#bytes;
+    const mask = slots.length - 1;
+    const length = word.length;
     for (let slot = hash(word) & mask; ; slot = (slot + 1) & mask) {
-      const row = this.#slots[slot] as number;
+      const row = slots[slot] as number;
       if (row === -1) return -1;
-      if (this.#is(row, word)) return row;
+      const start = starts[row] as number;
+      if ((starts[row + 1] as number) - 1 - start !== length) continue;
+      let i = 0;
+      while (i < length && bytes[start + i] === word.charCodeAt(i)) i++;
+      if (i === length) return row;
     }
-  }
-
-  /** Whether the table's word at `row` is `word`. */
-  #is(row: number, word: string): boolean {
-    const start = this.#starts[row] as number;
-    if ((this.#starts[row + 1] as number) - 1 - start !== word.length) return false;
-    for (let i = 0; i < word.length; i++) if (this.#bytes[start + i] !== word.charCodeAt(i)) return false;
-    return true;
   }
 }
 
