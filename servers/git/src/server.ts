@@ -2,13 +2,20 @@ import { resolve } from 'node:path';
 import { createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, PathGlobSet, Roots, WRITE_PROTECTED_GLOBS, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { GitCapabilities } from './context.js';
 import { GIT_POLICY_FILE, gitPolicySchema, type GitPolicy } from './policy.js';
+import { commitChangeset } from './tools/commit_changeset.js';
+import { gitBlame } from './tools/git_blame.js';
+import { gitDiff } from './tools/git_diff.js';
+import { gitLog } from './tools/git_log.js';
+import { gitRefs } from './tools/git_refs.js';
+import { gitShow } from './tools/git_show.js';
+import { gitShowFile } from './tools/git_show_file.js';
 import { gitStatus } from './tools/git_status.js';
 
 export const GIT_VERSION = '0.1.0';
 /** The tools that only read. */
-export const gitReadTools = [gitStatus];
+export const gitReadTools = [gitStatus, gitLog, gitDiff, gitShow, gitShowFile, gitBlame, gitRefs];
 /** Every tool; commit_changeset is registered only with `allow_write: true`. */
-export const gitTools = [...gitReadTools];
+export const gitTools = [...gitReadTools, commitChangeset];
 
 export type GitServerOptions = Pick<CommonOptions, 'roots' | 'controlDir' | 'gate' | 'audit'> & {
   /** Overrides git_policy.yaml (tests build policies in code). */

@@ -24,6 +24,8 @@ const HARDENED_CONFIG: readonly (readonly [key: string, value: string])[] = [
   ['commit.gpgSign', 'false'], // commit-tree would sign (run gpg.program) when the repo asks
   ['submodule.recurse', 'false'], // no git process inside a submodule, whose config we never read
   ['diff.submodule', 'short'],
+  // Writes: none but commit_changeset's, and its temporary index stays one file in its temp folder.
+  ['core.splitIndex', 'false'],
   ['gc.auto', '0'],
   ['maintenance.auto', 'false'],
   ['blame.ignoreRevsFile', ''], // empty resets; a missing file would make every blame fail

@@ -79,7 +79,9 @@ export class GitRepository {
   static async open(roots: Roots, input: string | undefined, limits: GitRunLimits): Promise<GitRepository> {
     const start = await roots.confine(input ?? '.', 'read');
     const layout = await findRepository(roots, start, roots.display(start));
-    return new GitRepository(layout, roots.display(layout.workTree ?? layout.gitDir), limits);
+    const top = layout.workTree ?? layout.gitDir;
+    const shown = roots.display(top);
+    return new GitRepository(layout, shown === '.' ? top : shown, limits);
   }
 
   get bare(): boolean {

@@ -1,5 +1,6 @@
 export * from './truncate.js';
 export * from './paging.js';
+export * from './numbered.js';
 
 /** Caps that apply to every tool output unless a policy overrides them. */
 export interface OutputLimits {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, formatBytes, imageReply, openConfinedFile, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, formatBytes, imageReply, numberedLines, openConfinedFile, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 import { SNIFF_BYTES, sniff } from '../lib/sniff.js';
 import { readTail, readWindow, type Window } from '../lib/lines.js';
@@ -81,8 +81,7 @@ export const readFile = defineTool<FsCapabilities, typeof input>({
       if (window.lines.length === 0 && offset > 1 && window.total !== undefined) {
         throw new ToolError(`${shown} has ${window.total} lines; offset ${offset} is past the end (use offset=1, or a negative offset to read from the end)`, 'out_of_range');
       }
-      const width = Math.max(6, String(Math.abs(window.lines.at(-1)?.number ?? 0)).length);
-      const body = window.lines.map((line) => `${String(line.number).padStart(width)}\t${line.text}`).join('\n');
+      const body = numberedLines(window.lines);
       const tail = footer(window, offset, limit, stat.size);
       return textReply(tail ? `${body}\n${tail}` : body);
     } finally {

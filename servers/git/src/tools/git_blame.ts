@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { decodeGitName, defineTool, READ_ONLY_LOCAL, repositoryPath, structuredReply, ToolError, utf8PathArgument } from '@bulkhead/core';
+import type { GitCapabilities } from '../context.js';
+import { blameCommitSchema, blameLineSchema, BlameReader } from '../lib/blame.js';
+import { BlobReader } from '../lib/blob.js';
+import { blobRequest, checkFilePath } from '../lib/blob-request.js';
+import { repoField, repoPathDescription } from '../lib/fields.js';
+
+const input = z.strictObject({
+  repo: repoField,
+  path: z.string().describe(`The file, ${repoPathDescription}`),
+  rev: z.string().optional().describe('Blame the file as it is at this commit (default HEAD; uncommitted changes are not blamed)'),
+  start_line: z.number().int().min(1).optional().describe('First line to blame (default 1)'),
+  end_line: z.number().int().min(1).optional().describe('Last line to blame (default: 500 lines from start_line, or the end of the file)'),
+});
+
+const output = z.object({
+  path: z.string(),
+  commit: z.string().describe('The commit the file was blamed at'),
+  total_lines: z.number().int().describe('Lines in the file at that commit'),
+  lines: z.array(blameLineSchema),
+  commits: z.array(blameCommitSchema).describe('Each commit named in lines, once'),
+  next_start_line: z.number().int().nullable().describe('start_line for the lines after these; null at the end of the file'),
+});
+
+export const gitBlame = defineTool<GitCapabilities, typeof input, typeof output>({
+  name: 'git_blame',
+  title: 'Who changed each line',
+  description:
+    'For each line of a file at a commit (default HEAD): the commit that last changed it, its author, date and summary (like git blame). At most 500 lines per call; start_line and end_line pick the range, and the footer gives the next start_line.',
+  input,
+  output,
+  annotations: READ_ONLY_LOCAL,
+  risk: 'low',
+  async run(args, ctx) {
+    const pathBytes = repositoryPath(args.path, 'path');
+    const shown = decodeGitName(pathBytes);
+    checkFilePath(pathBytes);
+    const path = utf8PathArgument(pathBytes, 'path');
+    const denied = ctx.denyRead.match(shown);
+    if (denied) throw new ToolError(`${shown} is a protected secret (matches \`${denied}\` in deny_read of git_policy.yaml); its lines are not shown`, 'protected');
+    const repository = await ctx.openRepository(args.repo);
+    const rev = args.rev ?? 'HEAD';
+    const commit = await repository.resolveCommit(rev, 'rev', ctx.signal);
+    const at = `${rev}${rev === commit ? '' : ` (${commit.slice(0, 12)})`}`;
+
+    // The line count first: git blame -L past the end of the file is an error, not a shorter answer.
+    const counter = new BlobReader({ offset: Number.MAX_SAFE_INTEGER, limit: 1, maxBytes: 1, lineMaxChars: 80, countTotalMaxBytes: Number.POSITIVE_INFINITY });
+    const counted = await repository.run(['cat-file', '--batch'], { stdin: blobRequest(commit, pathBytes), signal: ctx.signal, onStdout: (chunk) => counter.push(chunk) });
+    const header = counter.header;
+    if (!header || header.kind === 'missing') throw new ToolError(`${shown} does not exist at ${at}`, 'not_found');
+    if (header.type !== 'blob') throw new ToolError(`${shown} at ${at} is a ${header.type === 'tree' ? 'folder' : header.type}; give the path of a file`, 'not_a_file');
+    const counts = counter.window();
+    if (counts.binary) throw new ToolError(`${shown} is a binary file at ${at}; it has no lines to blame`, 'binary');
+    if (counted.truncated || counts.total === undefined) throw new ToolError(`${shown} is too large to blame (over limits.max_read_bytes)`, 'too_large');
+    const total = counts.total;
+    const empty = { path: shown, commit, total_lines: total, lines: [], commits: [], next_start_line: null };
+    if (total === 0) return structuredReply(`[${shown} is empty at ${at}]`, empty);
+
+    const start = args.start_line ?? 1;
+    if (start > total) throw new ToolError(`${shown} has ${total} lines at ${at}; start_line ${start} is past the end`, 'out_of_range');
+    const wanted = Math.min(args.end_line ?? total, total);
+    if (wanted < start) throw new ToolError(`end_line ${args.end_line} is before start_line ${start}`, 'bad_argument');
+    const end = Math.min(wanted, start + ctx.limits.blame_max_lines - 1);
+
+    const blame = new BlameReader(ctx.limits.line_max_chars);
+    // blame has no --end-of-options in git 2.39: it gets a commit id, which cannot look like an option.
+    await repository.run(['blame', '--porcelain', '--no-textconv', '-L', `${start},${end}`, commit, '--', path], {
+      signal: ctx.signal,
+      onStdout: (chunk) => (blame.reader.push(chunk) ? undefined : 'stop'),
+    });
+    blame.reader.end();
+    const commits = [...blame.commits.values()];
+    const nextStart = end < total ? end + 1 : null;
+    const byHash = new Map(commits.map((c) => [c.hash, c]));
+    const width = String(end).length;
+    const body = blame.lines.map((l) => {
+      const c = byHash.get(l.commit)!;
+      return `${l.commit.slice(0, 12)} ${c.date.slice(0, 10)} ${c.author.padEnd(16).slice(0, 16)} ${String(l.line).padStart(width)}\t${l.text}`;
+    });
+    const cut = end < wanted ? ` (at most ${ctx.limits.blame_max_lines} lines per call)` : '';
+    const tail = nextStart !== null ? `[lines ${start}-${end} of ${total}${cut}; next: start_line=${nextStart}]` : start > 1 ? `[lines ${start}-${end} of ${total}; end of file]` : '';
+    const legend = commits.map((c) => `${c.hash.slice(0, 12)} ${c.date} ${c.author} <${c.email}> ${c.summary}`);
+    const text = [...body, ...(tail ? [tail] : []), '', 'Commits:', ...legend].join('\n');
+    return structuredReply(text, { path: shown, commit, total_lines: total, lines: blame.lines, commits, next_start_line: nextStart });
+  },
+});
