@@ -19,6 +19,8 @@ const SIF_A = 1e-4;
 /** Parts of a glued word the table lacks ("airqualityforecast") must be at least this long. */
 const GLUED_PART_MIN_CHARS = 3;
 
+const NO_ROWS: readonly number[] = [];
+
 /** What a tool's score compares the query with (the bench measures the parts apart). */
 export type EmbeddingTarget = 'both' | 'tool' | 'server';
 
@@ -64,8 +66,11 @@ export class ToolEmbeddings {
     this.#docFrequency = new Int32Array(table.size);
     const lastTool = new Int32Array(table.size).fill(-1);
     const pairOf = new Int32Array(table.size);
-    inputs.forEach((input, i) => {
-      for (const row of this.#rows(input.words, known)) {
+    const docFrequency = this.#docFrequency;
+    for (let i = 0; i < n; i++) {
+      const rows = this.#rows((inputs[i] as EmbeddingInput).words, known);
+      for (let k = 0; k < rows.length; k++) {
+        const row = rows[k] as number;
         if (lastTool[row] === i) {
           const pair = pairOf[row] as number;
           pairCount[pair] = (pairCount[pair] as number) + 1;
@@ -76,9 +81,9 @@ export class ToolEmbeddings {
         pairTool.push(i);
         pairRow.push(row);
         pairCount.push(1);
-        this.#docFrequency[row] = (this.#docFrequency[row] as number) + 1;
+        docFrequency[row] = (docFrequency[row] as number) + 1;
       }
-    });
+    }
 
     const pairWeight = pairRow.map((row, k) => (pairCount[k] as number) * this.#weight(row));
     const tools = new Float64Array(n * dims);
@@ -160,17 +165,18 @@ export class ToolEmbeddings {
    */
   #rows(list: readonly string[], known?: Map<string, readonly number[]>): number[] {
     const out: number[] = [];
-    for (const word of list) {
+    for (let w = 0; w < list.length; w++) {
+      const word = list[w] as string;
       let rows = known?.get(word);
       if (rows === undefined) {
-        if (word.length < 2 || STOP_WORDS.has(word)) rows = [];
+        if (word.length < 2 || STOP_WORDS.has(word)) rows = NO_ROWS;
         else {
           const row = this.#table.row(word);
           rows = row >= 0 ? [row] : this.#unglue(word);
         }
         known?.set(word, rows);
       }
-      for (const row of rows) out.push(row);
+      for (let k = 0; k < rows.length; k++) out.push(rows[k] as number);
     }
     return out;
   }
