@@ -8,6 +8,7 @@ export async function policySchemaFiles() {
   const core = await import(pathToFileURL(join(repo, 'shared/dist/index.js')).href);
   const fs = await import(pathToFileURL(join(repo, 'servers/fs/dist/policy.js')).href);
   const fsWrite = await import(pathToFileURL(join(repo, 'servers/fs-write/dist/policy.js')).href);
+  const git = await import(pathToFileURL(join(repo, 'servers/git/dist/policy.js')).href);
   const gateway = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/schema.js')).href);
   const hooks = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/hooks.js')).href);
   const entries = [
@@ -15,6 +16,7 @@ export async function policySchemaFiles() {
     ['audit.yaml', core.auditPolicySchema],
     ['fs_policy.yaml', fs.fsPolicySchema],
     ['fs_write_policy.yaml', fsWrite.fsWritePolicySchema],
+    ['git_policy.yaml', git.gitPolicySchema],
     ['bulkhead.yaml', gateway.gatewayConfigSchema],
     ['tool_policy.yaml', gateway.toolPolicySchema],
     ['hooks.yaml', hooks.hooksSchema],

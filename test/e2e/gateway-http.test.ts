@@ -113,7 +113,7 @@ describe('bulkhead start --http, config init and doctor', () => {
     const { execFileSync } = await import('node:child_process');
     const init = execFileSync(process.execPath, [GATEWAY_CLI, 'config', 'init', '--root', ws.root], { encoding: 'utf8' });
     expect(init.split('\n').filter(Boolean)).toEqual(
-      ['bulkhead.yaml', 'tool_policy.yaml', 'permissions.yaml', 'audit.yaml', 'hooks.yaml', 'fs_policy.yaml', 'fs_write_policy.yaml'].map((name) => `wrote ${ws.path(`.bulkhead/${name}`)}`),
+      ['bulkhead.yaml', 'tool_policy.yaml', 'permissions.yaml', 'audit.yaml', 'hooks.yaml', 'fs_policy.yaml', 'fs_write_policy.yaml', 'git_policy.yaml'].map((name) => `wrote ${ws.path(`.bulkhead/${name}`)}`),
     );
     writeFileSync(ws.path('.bulkhead/audit.yaml'), 'enabled: false\n');
     const again = execFileSync(process.execPath, [GATEWAY_CLI, 'config', 'init', '--root', ws.root], { encoding: 'utf8' });
@@ -122,6 +122,7 @@ describe('bulkhead start --http, config init and doctor', () => {
     expect(doctor).toContain(`ok   configuration: ${ws.path('.bulkhead')} is valid\n`);
     expect(doctor).toContain('ok   server fs: 4 tools\n');
     expect(doctor).toContain('ok   server fs_write: 6 tools\n');
+    expect(doctor).toContain('ok   server git: 7 tools\n');
     expect(doctor).toMatch(/^ok {3}ripgrep: ripgrep \d+/m);
   });
 

@@ -8,7 +8,7 @@ const FILES: Record<string, string> = {
 servers:
   fs: {}              # built-in: read-only files under the roots
   fs_write: {}        # built-in: writes, edits, moves and recoverable deletes (each call asks)
-  # git: {}
+  git: {}             # built-in: reads repositories; commit_changeset stays off (git_policy.yaml allow_write)
   # weather:          # any stdio MCP server
   #   command: npx
   #   args: [-y, some-mcp-server]
@@ -82,6 +82,16 @@ limits:
 trash:
   retention_days: 7          # purged at start and after each delete once older than this
   max_bytes: 1073741824      # and oldest first past this size
+`,
+  'git_policy.yaml': `enabled: true
+tools: {}             # e.g. git_blame: { enabled: false }
+roots: []             # more roots, relative to the first
+allow_write: false    # true registers commit_changeset (each call asks under supervised autonomy)
+protect: []           # globs commit_changeset refuses besides the built-in protected set
+committer: { name: Bulkhead, email: bulkhead@localhost }
+limits:
+  timeout_ms: 30000              # each git process is killed after this long
+  diff_total_max_bytes: 204800   # patch bytes one git_diff or git_show shows
 `,
 };
 
