@@ -28,7 +28,6 @@ const HARDENED_CONFIG: readonly (readonly [key: string, value: string])[] = [
   ['core.splitIndex', 'false'],
   ['gc.auto', '0'],
   ['maintenance.auto', 'false'],
-  ['blame.ignoreRevsFile', ''], // empty resets; a missing file would make every blame fail
   // The network: no transport at all (GIT_ALLOW_PROTOCOL below also beats protocol.<name>.allow).
   ['protocol.allow', 'never'],
   ['core.sshCommand', 'false'],

@@ -23,11 +23,11 @@ export interface GitRunOptions {
   /** Gets stdout as it arrives (see runGitProcess); `'stop'` ends git early without an error. */
   readonly onStdout?: (chunk: Buffer) => TokenVerdict;
   /**
-   * The command reads files of the working tree (status, a diff against it), where filter drivers
-   * named in .gitattributes would run programs from the repository's config: those drivers are
-   * switched off for this command. Needs a working tree.
+   * The command may read files of the working tree: status, any diff (git reuses a checked-out
+   * file in place of a blob when it can), blame. There, filter drivers named in .gitattributes
+   * would run programs from the repository's config, so they are switched off for this command.
    */
-  readonly readsWorkTree?: boolean;
+  readonly mayReadWorkTree?: boolean;
   /** Exit codes besides 0 that are answers, not failures. */
   readonly okExitCodes?: readonly number[];
   /** A lower output cap for this command. */
@@ -96,7 +96,7 @@ export class GitRepository {
 
   /** Runs `git <args>`; a non-zero exit (not listed in okExitCodes) is a ToolError with git's message. */
   async run(args: readonly string[], options: GitRunOptions = {}): Promise<GitProcessResult> {
-    const extraEnv = { ...(options.readsWorkTree ? await this.filterOverrides(options.signal) : {}), ...options.env };
+    const extraEnv = { ...(options.mayReadWorkTree && !this.bare ? await this.filterOverrides(options.signal) : {}), ...options.env };
     const result = await runGitProcess({
       cwd: this.layout.workTree ?? this.layout.gitDir,
       argv: [...HARDENED_GIT_OPTIONS, `--git-dir=${this.layout.gitDir}`, ...(this.layout.workTree ? [`--work-tree=${this.layout.workTree}`] : []), ...args],
@@ -121,7 +121,6 @@ export class GitRepository {
    * because a driver name may hold `=`, which `-c` would split on.
    */
   private async filterOverrides(signal: AbortSignal | undefined): Promise<Record<string, string>> {
-    this.requireWorkTree('reading the working tree');
     const listed = await this.run(['config', '--list', '--name-only', '-z'], { okExitCodes: [1], ...(signal ? { signal } : {}) });
     const drivers = new Set<string>();
     for (const name of listed.stdout.toString('latin1').split('\0')) {

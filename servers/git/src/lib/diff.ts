@@ -47,8 +47,6 @@ export interface DiffRequest {
   readonly pathspec: readonly string[];
   readonly contextLines: number;
   readonly statOnly: boolean;
-  /** The diff compares against the working tree. */
-  readonly readsWorkTree: boolean;
   readonly limits: DiffLimits;
   /** Files whose content is never shown, and files summarised as counts. */
   readonly denyRead: PathGlobSet;
@@ -304,7 +302,7 @@ export async function runDiff(repository: GitRepository, request: DiffRequest): 
     [...request.command, ...format, '-z', '-M', '--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=all', '--end-of-options', ...request.revisions, '--', ...request.pathspec],
     {
       signal: request.signal,
-      readsWorkTree: request.readsWorkTree,
+      mayReadWorkTree: true,
       onStdout: (chunk) => (parser.reader.push(chunk) ? undefined : 'stop'),
     },
   );

@@ -65,7 +65,9 @@ export const gitBlame = defineTool<GitCapabilities, typeof input, typeof output>
 
     const blame = new BlameReader(ctx.limits.line_max_chars);
     // blame has no --end-of-options in git 2.39: it gets a commit id, which cannot look like an option.
-    await repository.run(['blame', '--porcelain', '--no-textconv', '-L', `${start},${end}`, commit, '--', path], {
+    // --no-ignore-revs-file: the repository's blame.ignoreRevsFile (missing, or a FIFO) would fail or hang it.
+    await repository.run(['blame', '--porcelain', '--no-textconv', '--no-ignore-revs-file', '-L', `${start},${end}`, commit, '--', path], {
+      mayReadWorkTree: true,
       signal: ctx.signal,
       onStdout: (chunk) => (blame.reader.push(chunk) ? undefined : 'stop'),
     });

@@ -41,7 +41,6 @@ export const gitDiff = defineTool<GitCapabilities, typeof input, typeof diffOutp
       pathspec,
       contextLines: args.context_lines ?? 3,
       statOnly,
-      readsWorkTree,
       limits: diffLimits(ctx.limits),
       denyRead: ctx.denyRead,
       lockfiles: ctx.lockfiles,

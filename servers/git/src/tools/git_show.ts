@@ -41,7 +41,6 @@ export const gitShow = defineTool<GitCapabilities, typeof input, typeof output>(
       pathspec: [],
       contextLines: args.context_lines ?? 3,
       statOnly: false,
-      readsWorkTree: false,
       limits: diffLimits(ctx.limits),
       denyRead: ctx.denyRead,
       lockfiles: ctx.lockfiles,

@@ -59,7 +59,7 @@ export const gitStatus = defineTool<GitCapabilities, typeof input, typeof output
     const parser = new StatusParser(ctx.limits.status_max_entries);
     const reader = new TokenReader({ delimiter: NUL, maxTokenBytes: MAX_RECORD_BYTES, onToken: (record) => parser.record(record) });
     const result = await repository.run(['status', '--porcelain=v2', '-z', '--branch', '--untracked-files=normal', '--ignore-submodules=all'], {
-      readsWorkTree: true,
+      mayReadWorkTree: true,
       signal: ctx.signal,
       onStdout: (chunk) => (reader.push(chunk) ? undefined : 'stop'),
     });
