@@ -1,6 +1,7 @@
 // `pnpm bench NAME [flags]`: runs one benchmark from bench/.
 const benches = {
   fs: { module: './fs.mjs', about: 'bulkhead-fs vs @modelcontextprotocol/server-filesystem and raw rg' },
+  'fs-write': { module: './fs-write.mjs', about: 'bulkhead-fs-write vs @modelcontextprotocol/server-filesystem: 1 and 50 MiB writes, 100 edits, a 50-edit multi_edit, correctness' },
   gateway: { module: './gateway.mjs', about: 'gateway: tools/list tokens eager vs deferred (527 LiveMCPTool tools), call overhead vs direct' },
   'tool-search': { module: './tool-search.mjs', about: 'gateway tool_search index: retrieval quality (mcpproxy-golden, MetaTool) and build/search speed (LiveMCPTool)' },
 };
