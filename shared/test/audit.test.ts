@@ -149,6 +149,14 @@ describe('redaction', () => {
     });
   });
 
+  it('scans only the preview of a huge argument, and still redacts a secret that starts in it', () => {
+    const key = `-----BEGIN RSA PRIVATE KEY-----\n${'A'.repeat(20_000)}\n-----END RSA PRIVATE KEY-----`;
+    const huge = `${'x'.repeat(100)}${key}${'y'.repeat(5_000_000)}`;
+    expect(redactArguments({ content: huge })).toEqual({ content: `${'x'.repeat(100)}${REDACTED}…(${huge.length} chars)` });
+    const token = `${'z'.repeat(239)} ghp_abcdefghijklmnopqrstuvwxyz0123456789 ${'y'.repeat(100_000)}`;
+    expect(redactArguments({ content: token })).toEqual({ content: `${'z'.repeat(239)} ${REDACTED} ${'y'.repeat(5)}…(${token.length} chars)` });
+  });
+
   it('redacts private keys and cloud credentials inside text', () => {
     const text = 'key: -----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY----- id AKIAABCDEFGHIJKLMNOP';
     expect(redactArguments({ content: text })).toEqual({ content: `key: ${REDACTED} id ${REDACTED}` });

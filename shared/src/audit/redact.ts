@@ -14,6 +14,12 @@ const SECRET_VALUES: readonly RegExp[] = [
 
 export const REDACTED = '[REDACTED]';
 const MAX_PREVIEW_CHARS = 256;
+/**
+ * Only the kept preview and this much after it are scanned: a secret that starts in the preview
+ * ends within it (a PEM key that runs on is redacted to the end of the scan), and a 50 MB argument
+ * costs what its first 8 KiB cost.
+ */
+const SCAN_MARGIN_CHARS = 8 * 1024;
 
 export function redactText(text: string): string {
   let result = text;
@@ -28,8 +34,9 @@ export function redactText(text: string): string {
 export function redactArguments(value: unknown, extraKeys: readonly string[] = [], depth = 0): unknown {
   if (depth > 8) return '[…]';
   if (typeof value === 'string') {
-    const redacted = redactText(value);
-    return redacted.length > MAX_PREVIEW_CHARS ? `${redacted.slice(0, MAX_PREVIEW_CHARS)}…(${redacted.length} chars)` : redacted;
+    const scanned = value.length > MAX_PREVIEW_CHARS + SCAN_MARGIN_CHARS ? value.slice(0, MAX_PREVIEW_CHARS + SCAN_MARGIN_CHARS) : value;
+    const redacted = redactText(scanned);
+    return redacted.length > MAX_PREVIEW_CHARS || scanned !== value ? `${redacted.slice(0, MAX_PREVIEW_CHARS)}…(${value.length} chars)` : redacted;
   }
   if (Array.isArray(value)) return value.slice(0, 50).map((item) => redactArguments(item, extraKeys, depth + 1));
   if (value && typeof value === 'object') {
