@@ -4,7 +4,7 @@ import { lstat, readlink } from 'node:fs/promises';
 import { formatBytes, openConfinedFile, ToolError, type ConfinedPath, type Roots } from '@bulkhead/core';
 
 /** The file a change starts from, as it was read. */
-export type CurrentFile = { readonly exists: false } | { readonly exists: true; readonly bytes: Buffer; readonly stat: Stats; readonly sha256: string };
+export type CurrentFile = { readonly exists: false } | { readonly exists: true; readonly bytes: Buffer; readonly stat: Stats };
 
 export function sha256Hex(bytes: Uint8Array): string {
   return createHash('sha256').update(bytes).digest('hex');
@@ -36,7 +36,7 @@ export async function readCurrent(paths: Roots, entry: ConfinedPath, shownAs: st
   const opened = await openConfinedFile(paths, entry, shownAs, 'write');
   try {
     const bytes = await opened.handle.readFile();
-    return { exists: true, bytes, stat: opened.stat, sha256: sha256Hex(bytes) };
+    return { exists: true, bytes, stat: opened.stat };
   } finally {
     await opened.handle.close();
   }
@@ -46,7 +46,9 @@ export async function readCurrent(paths: Roots, entry: ConfinedPath, shownAs: st
 export function checkExpectedHash(current: CurrentFile, expected: string | undefined, shownAs: string): void {
   if (expected === undefined) return;
   if (!current.exists) throw new ToolError(`${shownAs} does not exist, but expected_sha256 was given; nothing was written`, 'conflict');
-  if (current.sha256 !== expected.toLowerCase()) {
-    throw new ToolError(`${shownAs} has changed: its sha256 is ${current.sha256}, not the expected_sha256 ${expected}. Nothing was written; read it again and retry.`, 'conflict');
+  // Hashed only here: a change without expected_sha256 need not pay for reading the old bytes twice.
+  const actual = sha256Hex(current.bytes);
+  if (actual !== expected.toLowerCase()) {
+    throw new ToolError(`${shownAs} has changed: its sha256 is ${actual}, not the expected_sha256 ${expected}. Nothing was written; read it again and retry.`, 'conflict');
   }
 }
