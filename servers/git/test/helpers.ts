@@ -40,6 +40,18 @@ export function writeFiles(dir: string, files: Record<string, string | Uint8Arra
   }
 }
 
+/** A file whose name is given as bytes (names that are not UTF-8); returns the name as git tools show it. */
+export function writeRawName(dir: string, name: readonly number[], content: string | Uint8Array): Buffer {
+  const bytes = Buffer.from(name);
+  writeFileSync(Buffer.concat([Buffer.from(`${dir}/`), bytes]), content);
+  return bytes;
+}
+
+/** `bad\xff.txt`: a name with one byte that is not UTF-8, as bytes. */
+export const ODD_NAME = [0x62, 0x61, 0x64, 0xff, 0x2e, 0x74, 0x78, 0x74];
+/** The same name as the tools show it and accept it. */
+export const ODD_NAME_SHOWN = 'bad\\xff.txt';
+
 /** A new repository in `dir` with `main` checked out and no commits. */
 export function initRepo(dir: string): string {
   mkdirSync(dir, { recursive: true });
@@ -56,19 +68,20 @@ export function commit(dir: string, message: string, files: Record<string, strin
   return git(dir, ['rev-parse', 'HEAD']).trim();
 }
 
-export interface ToolCall {
+export interface ToolCall<S = Record<string, unknown>> {
   readonly text: string;
   readonly isError: boolean;
-  readonly structured: Record<string, unknown> | undefined;
+  /** The result's structuredContent, typed as the test expects it (the client checked it against the output schema). */
+  readonly structured: S;
 }
 
-export function toolCall(result: unknown): ToolCall {
-  const r = result as { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
+export function toolCall<S>(result: unknown): ToolCall<S> {
+  const r = result as { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: S };
   const text = r.content
     .filter((block) => block.type === 'text')
     .map((block) => block.text)
     .join('\n');
-  return { text, isError: r.isError === true, structured: r.structuredContent };
+  return { text, isError: r.isError === true, structured: r.structuredContent as S };
 }
 
 export type PolicyOverrides = Omit<Partial<Record<string, unknown>>, 'limits'> & { limits?: Partial<GitLimits> };
@@ -78,7 +91,7 @@ export interface GitHarness {
   readonly ws: TempWorkspace;
   readonly controlDir: string;
   readonly client: Awaited<ReturnType<typeof connectInProcess>>['client'];
-  call(name: string, args?: Record<string, unknown>): Promise<ToolCall>;
+  call<S = Record<string, unknown>>(name: string, args?: Record<string, unknown>): Promise<ToolCall<S>>;
   close(): Promise<void>;
 }
 
@@ -86,13 +99,15 @@ export interface StartOptions {
   readonly policy?: PolicyOverrides;
   /** Serve an existing workspace (not cleaned up by close). */
   readonly ws?: TempWorkspace;
+  /** Put the control-plane folder inside the workspace (`.bulkhead/`), as `bulkhead start` does. */
+  readonly controlInside?: boolean;
 }
 
 /** Starts the git server in-process on a workspace, with a connected client; every call is allowed. */
 export async function startGit(options: StartOptions = {}): Promise<GitHarness> {
   const ws = options.ws ?? tempWorkspace({}, 'bulkhead-git-');
   const control = tempWorkspace({}, 'bulkhead-git-control-');
-  const controlDir = control.path('.bulkhead');
+  const controlDir = options.controlInside ? ws.path('.bulkhead') : control.path('.bulkhead');
   mkdirSync(controlDir, { recursive: true });
   writeFileSync(join(controlDir, 'permissions.yaml'), 'allow:\n  - git\n');
   const { limits, ...rest } = options.policy ?? {};
@@ -108,7 +123,7 @@ export async function startGit(options: StartOptions = {}): Promise<GitHarness> 
     ws,
     controlDir,
     client,
-    call: async (name, args = {}) => toolCall(await client.callTool({ name, arguments: args })),
+    call: async <S,>(name: string, args: Record<string, unknown> = {}) => toolCall<S>(await client.callTool({ name, arguments: args })),
     close: async () => {
       await close();
       await server.close();

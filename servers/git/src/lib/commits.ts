@@ -17,11 +17,12 @@ export const commitSchema = z.object({
 
 export type Commit = z.output<typeof commitSchema>;
 
+/** Cuts text to `maxChars` with a marker saying how much more there was (bytes, when the reader already dropped some unread). */
 export function cutText(text: string, maxChars: number, droppedBytes: number, what: string): string {
   if (text.length <= maxChars && droppedBytes === 0) return text;
   const kept = text.slice(0, maxChars);
-  const more = text.length - kept.length;
-  return `${kept}… [${what} truncated: ${more > 0 ? `${more} more characters` : ''}${more > 0 && droppedBytes > 0 ? ' and ' : ''}${droppedBytes > 0 ? `${droppedBytes} more bytes` : ''}]`;
+  const more = text.length - kept.length + droppedBytes;
+  return `${kept}… [${what} truncated: ${more} more ${droppedBytes > 0 ? 'bytes' : 'characters'}]`;
 }
 
 /**
