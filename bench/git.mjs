@@ -10,7 +10,7 @@ import { expectations, patchFiles, peerJson, porcelainBlame, RAW_LOG_FORMAT, raw
 import { prepareRepo } from './lib/git-data.mjs';
 import { gitSide, measureSides, pagedServerSide, serverSide, SLOW_MS } from './lib/git-measure.mjs';
 import { oursBlame, oursDiff, oursFileLines, oursLogHashes } from './lib/git-replies.mjs';
-import { profileCases, profileTable } from './lib/git-profile.mjs';
+import { kib, profileCases, profileTable } from './lib/git-profile.mjs';
 import { gitTable, SIDE_NAMES } from './lib/git-report.mjs';
 import { CALL_TIMEOUT_MS, startServer } from './lib/mcp.mjs';
 import { formatMs } from './lib/measure.mjs';
@@ -71,6 +71,11 @@ function newestMtime(dir) {
   return readdirSync(dir, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
     .reduce((newest, entry) => Math.max(newest, statSync(join(entry.parentPath, entry.name)).mtimeMs), 0);
+}
+
+/** When the server and core were last built: a rebuild in the middle of a run mixes builds. */
+function buildStamp() {
+  return ['servers/git', 'shared'].map((pkg) => statSync(join(REPO, pkg, 'dist', '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs ?? 0).join(',');
 }
 
 /** The bench runs the built server; measuring an older build than the sources would mislead. */
@@ -317,7 +322,6 @@ function methodNotes(runs) {
 - Peak RSS is VmHWM of each server process over its case; for raw git it comes from \`/usr/bin/time -f %M\` on one extra, untimed run.`;
 }
 
-const kib = (bytes) => `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`;
 const span = (values) => {
   const [low, high] = [Math.min(...values), Math.max(...values)];
   return high - low < 0.05 * high ? formatMs(high) : `${formatMs(low)}–${formatMs(high)}`;
@@ -330,17 +334,19 @@ function findings(rows, profiles) {
   const out = [];
   const checked = profiles.filter((p) => p.gits.length > 1 && p.gits[0].command === 'cat-file');
   if (checked.length > 0) {
-    const log = profile('log-tip');
+    const log = checked.find((p) => p.id === 'log-tip');
     const logRow = row('log-tip');
     const logText = log && logRow?.git && !logRow.git.error ? ` On git_log at the tip it is ${formatMs(log.gits[0].ms)} of a ${formatMs(log.client)} round trip, against ${formatMs(logRow.git.median)} for the whole raw \`git log\`.` : '';
     out.push(
-      `- **A separate git process checks each revision first.** ${checked.length} of ${profiles.length} requests start with \`git cat-file --batch-check\` (${span(checked.map((p) => p.gits[0].ms))}) before the git command that does the work, where raw git runs one process.${logText} Suggestions: for git_log and git_diff, give the revision to the working command itself after \`--end-of-options\` and turn git's "bad revision" / "unknown revision" error into the same clear message; for git_show_file (and git_blame's line count), one \`git cat-file --batch-command\` process (git ≥ 2.36) can answer \`info <rev>^{commit}\` and then \`contents <commit>:<path>\`; or keep one long-lived \`cat-file --batch-check\` per repository so that a check is a pipe round trip.`,
+      `- **A separate git process before the one that does the work.** ${checked.map((p) => p.id).join(', ')} start with \`git cat-file\` (${span(checked.map((p) => p.gits[0].ms))}: a revision check, or a line count) where raw git runs one process.${logText} Suggestions: give the revision to the working command itself after \`--end-of-options\` and turn git's "bad revision" / "unknown revision" error into the same clear message; where a blob is read anyway, one \`git cat-file --batch-command\` process (git ≥ 2.36) can answer \`info <rev>^{commit}\` and then \`contents <commit>:<path>\`; or keep one long-lived \`cat-file --batch-check\` per repository so that a check is a pipe round trip.`,
     );
   }
   const config = profiles.filter((p) => p.gits.some((g) => g.command === 'config'));
   if (config.length > 0) {
+    const what = { 'log-tip': 'git_log', 'log-skip': 'git_log', diff: 'git_diff between two commits', 'show-file': 'git_show_file at a commit', 'blame-page': 'git_blame at a commit' };
+    const names = [...new Set(config.map((p) => what[p.id] ?? p.id))];
     out.push(
-      `- **\`git config --list\` on calls that never read the working tree.** ${config.map((p) => p.id).join(' and ')} run it (${span(config.map((p) => p.gits.find((g) => g.command === 'config').ms))}) to switch off filter drivers, which git only runs when it reads working-tree files; a diff between two commits and a blame at a commit read none. Skip it there, or cache the driver list per repository keyed on the config files' modification times.`,
+      `- **\`git config --list\` on calls that never read the working tree.** ${names.join(' and ')} ${names.length === 1 ? 'runs' : 'run'} it (${span(config.map((p) => p.gits.find((g) => g.command === 'config').ms))}) to switch off filter drivers, which git only runs when it reads working-tree files, and ${names.length === 1 ? 'that call reads' : 'those calls read'} none. Skip it there, or cache the driver list per repository keyed on the config files' modification times.`,
     );
   }
   const blamePage = row('blame-page');
@@ -351,9 +357,9 @@ function findings(rows, profiles) {
     );
   }
   const diff = profile('diff');
-  if (diff && diff.replyBytes > 1.5 * diff.textBytes) {
+  if (diff && diff.structuredBytes > 0.5 * diff.textBytes) {
     out.push(
-      `- **git_diff sends its patches twice.** The reply is ${kib(diff.replyBytes)} of JSON for ${kib(diff.textBytes)} of text: the patches are in the text content and again in structuredContent. Writing it takes ${formatMs(diff.afterGit)} in the server after git ends, and piping and parsing it ${formatMs(diff.outside)} more in the client. Keeping patch bodies in one of the two (the structured list could carry paths, status and counts only) halves that.`,
+      `- **git_diff sends its patches twice.** The reply carries ${kib(diff.textBytes)} of text and ${kib(diff.structuredBytes)} of structuredContent, which holds the patches again (${kib(diff.replyBytes)} of JSON in all). Writing it takes ${formatMs(diff.afterGit)} in the server after git ends, and piping and parsing it ${formatMs(diff.outside)} more in the client. Keeping patch bodies in one of the two (the structured list could carry paths, status and counts only) would roughly halve that.`,
     );
   }
   const blocked = profiles.map((p) => p.spawnBlocking / p.gits.length).filter(Number.isFinite);
@@ -373,7 +379,7 @@ function describeData(info) {
   return `Data: a generated repository of ${info.commits.toLocaleString('en-US')} commits (linear history) and ${info.files.toLocaleString('en-US')} files at HEAD \`${info.head.slice(0, 12)}\`; the large file ${info.large.path} (${info.large.lines.toLocaleString('en-US')} lines, ${(info.large.bytes / 1024 ** 2).toFixed(1)} MiB) read at the old commit \`${info.large.rev.slice(0, 12)}\` that rewrote it (it changed again later); the blame file ${info.blame.path} (${info.blame.lines.toLocaleString('en-US')} lines, changed by ${info.blame.touches.toLocaleString('en-US')} commits); the diff range \`${info.range.from.slice(0, 12)}..${info.range.to.slice(0, 12)}\` (10 commits, ${info.range.files.length.toLocaleString('en-US')} files). Generator v${info.generator}, ${info.gitVersion}.`;
 }
 
-function writeResults(dir, { command, runs, info, rows, checks, table, targetText, stale, sides, startLoad, profiles }) {
+function writeResults(dir, { command, runs, info, rows, checks, table, targetText, stale, sides, startLoad, profiles, rebuilt }) {
   mkdirSync(dir, { recursive: true });
   const m = machine(stale);
   const date = new Date().toISOString();
@@ -387,10 +393,10 @@ function writeResults(dir, { command, runs, info, rows, checks, table, targetTex
   const blameNote = peerBlame?.wrong
     ? `\n\nWhy the peer's git_blame is wrong: it runs \`git blame --porcelain\` and keeps a line only when that line's header block carries \`author\` and \`author-time\`, but porcelain output gives a commit's details only the first time the commit appears, so every later line from an already-seen commit is dropped (${peerBlame.wrong}).`
     : '';
-  const md = `# git benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}, ${m.git}; load average ${startLoad} at the start, ${m.load} at the end  \nCompared with: ${m.peer} and the raw git CLI  \nBulkhead commit: ${m.commit}\n\n${describeData(info)} ${runs} timed rounds per case.\n\n${table}\n\nTargets (issue 5):\n${targetText}\n\n${checkText}${blameNote}\n\n${profileSection(rows, profiles)}${methodNotes(runs)}\n`;
+  const md = `# git benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}, ${m.git}; load average ${startLoad} at the start, ${m.load} at the end  \nCompared with: ${m.peer} and the raw git CLI  \nBulkhead commit: ${m.commit}${rebuilt ? '  \n**Warning: servers/git or shared was rebuilt during this run; its rows mix two builds.**' : ''}\n\n${describeData(info)} ${runs} timed rounds per case.\n\n${table}\n\nTargets (issue 5):\n${targetText}\n\n${checkText}${blameNote}\n\n${profileSection(rows, profiles)}${methodNotes(runs)}\n`;
   writeFileSync(join(dir, 'git.md'), md);
   const { repo: _path, ...data } = info;
-  writeFileSync(join(dir, 'git.json'), `${JSON.stringify({ command, date, machine: { ...m, startLoad }, runs, data, rows, profiles, mismatches: [...checks.ours], peerMismatches: [...checks.peer] }, null, 2)}\n`);
+  writeFileSync(join(dir, 'git.json'), `${JSON.stringify({ command, date, machine: { ...m, startLoad, rebuiltDuringRun: rebuilt }, runs, data, rows, profiles, mismatches: [...checks.ours], peerMismatches: [...checks.peer] }, null, 2)}\n`);
   return join(dir, 'git.md');
 }
 
@@ -404,6 +410,7 @@ export async function main(argv) {
   const ctx = { ...options, info, expected, start: starters(info.repo), checks: { ours: new Set(), peer: new Set() } };
   process.stderr.write(`Running the git bench (${ctx.runs} rounds per case after a warmup; sides: ${ctx.sides.map((key) => SIDE_NAMES[key]).join(', ')})\n`);
   const startLoad = loadavg().map((n) => n.toFixed(1)).join(' ');
+  const startBuild = buildStamp();
   const rows = [];
   for (const spec of buildCases(ctx)) rows.push(await runCase(ctx, spec));
   let profiles = [];
@@ -413,10 +420,12 @@ export async function main(argv) {
     const specs = buildCases(ctx).filter((spec) => spec.id !== 'blame-file');
     profiles = await profileCases(specs, ctx.start.traced, TRACE_FILE, PROFILE_CALLS);
   }
+  const rebuilt = ctx.sides.includes('bulkhead') && buildStamp() !== startBuild;
+  if (rebuilt) process.stderr.write('\nwarning: servers/git or shared was rebuilt during this run, so its rows mix two builds; run again\n');
   const table = gitTable(rows, ctx.sides);
   const targetText = targets(rows, ctx.sides);
   const resultsDir = options.complete ? join(BENCH, 'results') : join(WORK, 'results');
-  const written = writeResults(resultsDir, { ...ctx, info, rows, table, targetText, stale, startLoad, profiles });
+  const written = writeResults(resultsDir, { ...ctx, info, rows, table, targetText, stale, startLoad, profiles, rebuilt });
   process.stdout.write(`\n${table}\n\nTargets:\n${targetText}\n\nWritten to ${relative(process.cwd(), written)} and git.json\n`);
   if (ctx.checks.ours.size > 0) {
     process.stderr.write(`\n✗ ${ctx.checks.ours.size} MISMATCHES (bulkhead or raw git):\n${[...ctx.checks.ours].map((x) => `  - ${x}`).join('\n')}\n`);

@@ -6,6 +6,7 @@ import { formatMs } from './measure.mjs';
 import { percentile } from './git-measure.mjs';
 
 const median = (values) => percentile(values, 50);
+export const kib = (bytes) => (bytes < 10 * 1024 ? `${(bytes / 1024).toFixed(1)} KiB` : `${Math.round(bytes / 1024).toLocaleString('en-US')} KiB`);
 
 /** Runs `calls` traced calls (after one warmup) of each case's bulkhead request. */
 export async function profileCases(cases, startTraced, traceFile, calls) {
@@ -14,18 +15,16 @@ export async function profileCases(cases, startTraced, traceFile, calls) {
     rmSync(traceFile, { force: true });
     const server = await startTraced();
     const client = [];
-    let textBytes = 0;
     try {
       for (let i = 0; i <= calls; i++) {
-        const { ms, text } = await server.call(spec.oursRequest.name, spec.oursRequest.args);
-        textBytes = Buffer.byteLength(text);
+        const { ms } = await server.call(spec.oursRequest.name, spec.oursRequest.args);
         if (i > 0) client.push(ms);
       }
     } finally {
       await server.close();
     }
     const records = readFileSync(traceFile, 'utf8').trim().split('\n').map((line) => JSON.parse(line)).slice(1);
-    profiles.push({ id: spec.id, label: spec.label, textBytes, ...summarize(records, client) });
+    profiles.push({ id: spec.id, label: spec.label, ...summarize(records, client) });
   }
   rmSync(traceFile, { force: true });
   return profiles;
@@ -49,15 +48,18 @@ function summarize(records, client) {
     afterGit: median(records.map((r) => r.ms - Math.max(0, ...r.spawns.map((s) => s.closed)))),
     outside: median(client) - server,
     replyBytes: median(records.map((r) => r.replyBytes)),
+    textBytes: median(records.map((r) => r.textBytes ?? 0)),
+    structuredBytes: median(records.map((r) => r.structuredBytes ?? 0)),
   };
 }
 
 export function profileTable(profiles) {
-  const header = ['case', 'round trip', 'in the server', 'git processes, in order (spawn to pipes closed)', 'of which spawn() blocks the event loop', 'server before the first git', 'server after the last git', 'outside the server (pipe, JSON, client)'];
+  const header = ['case', 'round trip', 'in the server', 'git processes, in order (spawn to pipes closed)', 'of which spawn() blocks the event loop', 'server before the first git', 'server after the last git', 'outside the server (pipe, JSON, client)', 'reply: text + structured'];
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 || i === 3 ? ' --- ' : ' ---: ')).join('|')}|`];
   for (const p of profiles) {
     const gits = p.gits.map((g) => `${g.command} ${formatMs(g.ms)}`).join(' → ');
-    lines.push(`| ${[p.label, formatMs(p.client), formatMs(p.server), `${gits} (${p.gits.length} processes, ${formatMs(p.gitTotal)})`, formatMs(p.spawnBlocking), formatMs(p.beforeGit), formatMs(p.afterGit), formatMs(p.outside)].join(' | ')} |`);
+    const processes = p.gits.length === 1 ? 'one process' : `${p.gits.length} processes, ${formatMs(p.gitTotal)}`;
+    lines.push(`| ${[p.label, formatMs(p.client), formatMs(p.server), `${gits} (${processes})`, formatMs(p.spawnBlocking), formatMs(p.beforeGit), formatMs(p.afterGit), formatMs(p.outside), `${kib(p.textBytes)} + ${kib(p.structuredBytes)}`].join(' | ')} |`);
   }
   return lines.join('\n');
 }

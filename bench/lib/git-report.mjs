@@ -40,6 +40,7 @@ export function gitTable(rows, sides) {
   if (has('bulkhead') && has('git')) header.push('bulkhead / raw git');
   if (has('bulkhead')) header.push('bulkhead peak RSS');
   if (has('peer')) header.push('peer peak RSS');
+  if (has('git')) header.push('raw git peak RSS');
   header.push('replies');
   const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 || i === header.length - 1 ? ' --- ' : ' ---: ')).join('|')}|`];
   for (const row of rows) {
@@ -48,6 +49,7 @@ export function gitTable(rows, sides) {
     if (has('bulkhead') && has('git')) cells.push(ratioCell(row.bulkhead, row.git));
     if (has('bulkhead')) cells.push(rssCell(row.bulkhead));
     if (has('peer')) cells.push(rssCell(row.peer));
+    if (has('git')) cells.push(rssCell(row.git));
     cells.push(notesCell(row, sides));
     lines.push(`| ${cells.join(' | ')} |`);
   }

@@ -20,7 +20,18 @@ if (out) {
       const { start, spawns } = call;
       call = undefined;
       const at = (t) => (t === undefined ? null : Number((t - start).toFixed(3)));
-      const record = { ms: at(performance.now()), replyBytes: Buffer.byteLength(data), spawns: spawns.map((s) => ({ command: s.command, spawned: at(s.spawned), sync: Number(s.sync.toFixed(3)), exited: at(s.exited), closed: at(s.closed) })) };
+      const ms = at(performance.now());
+      // Split the reply into its text and its structured copy (untimed: the call is over).
+      let textBytes = null;
+      let structuredBytes = null;
+      try {
+        const { result } = JSON.parse(String(data).trim().split('\n').find((line) => line.includes('"result"')));
+        textBytes = (result.content ?? []).reduce((sum, part) => sum + (part.type === 'text' ? Buffer.byteLength(part.text) : 0), 0);
+        structuredBytes = result.structuredContent === undefined ? 0 : Buffer.byteLength(JSON.stringify(result.structuredContent));
+      } catch {
+        // not one JSON reply per write: leave the split unknown
+      }
+      const record = { ms, replyBytes: Buffer.byteLength(data), textBytes, structuredBytes, spawns: spawns.map((s) => ({ command: s.command, spawned: at(s.spawned), sync: Number(s.sync.toFixed(3)), exited: at(s.exited), closed: at(s.closed) })) };
       appendFileSync(out, `${JSON.stringify(record)}\n`);
     }
     return write(data, ...rest);
