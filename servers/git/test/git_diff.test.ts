@@ -3,10 +3,18 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commit, git, initRepo, ODD_NAME, ODD_NAME_SHOWN, startGit, writeFiles, writeRawName, type GitHarness } from './helpers.js';
 
-type DiffFile = { path: string; old_path?: string; status: string; similarity?: number; added: number | null; deleted: number | null; binary: boolean; patch?: string; omitted?: string };
+type DiffFile = { path: string; old_path?: string; status: string; similarity?: number; added: number | null; deleted: number | null; binary: boolean; omitted?: string };
 type Diff = { files: DiffFile[]; total_files: number; truncated: boolean };
 
 const lines = (count: number, prefix = 'line') => Array.from({ length: count }, (_, i) => `${prefix} ${i + 1}\n`).join('');
+
+/** One file's patch as the text shows it: from its `diff --git` line to the next blank line. */
+function patchOf(text: string, header: string): string {
+  const start = text.indexOf(`${header}\n`);
+  if (start === -1) throw new Error(`no patch starting with ${header}`);
+  const end = text.indexOf('\n\n', start);
+  return text.slice(start, end === -1 ? undefined : end);
+}
 
 describe('git_diff', () => {
   let h: GitHarness;
@@ -25,13 +33,8 @@ describe('git_diff', () => {
     writeFiles(repo, { 'a.txt': 'one\nTWO\n', 'b.txt': 'b\nstaged\n' });
     git(repo, ['add', 'b.txt']);
     const unstaged = await diff();
-    expect(unstaged.structured).toEqual({
-      files: [{ path: 'a.txt', status: 'modified', added: 1, deleted: 1, binary: false, patch: expect.stringContaining('@@ -1,2 +1,2 @@\n one\n-two\n+TWO') }],
-      total_files: 1,
-      truncated: false,
-    });
-    expect(unstaged.text).toBe(`1 file changed:\n  modified a.txt +1 −1\n\n${unstaged.structured.files[0]!.patch}`);
-    expect(unstaged.structured.files[0]!.patch).toMatch(/^diff --git a\/a.txt b\/a.txt\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/a.txt\n\+\+\+ b\/a.txt\n/);
+    expect(unstaged.structured).toEqual({ files: [{ path: 'a.txt', status: 'modified', added: 1, deleted: 1, binary: false }], total_files: 1, truncated: false });
+    expect(unstaged.text).toMatch(/^1 file changed:\n  modified a.txt \+1 −1\n\ndiff --git a\/a.txt b\/a.txt\nindex [0-9a-f]+\.\.[0-9a-f]+ 100644\n--- a\/a.txt\n\+\+\+ b\/a.txt\n@@ -1,2 \+1,2 @@\n one\n-two\n\+TWO$/);
     expect((await diff({ staged: true })).structured.files.map((f) => [f.path, f.added, f.deleted])).toEqual([['b.txt', 1, 0]]);
     expect((await diff({ from: base })).structured.files.map((f) => f.path)).toEqual(['a.txt', 'b.txt']);
     expect((await diff({ from: 'HEAD', staged: true })).structured.files.map((f) => f.path)).toEqual(['b.txt']);
@@ -55,10 +58,11 @@ describe('git_diff', () => {
     expect(result.structured.total_files).toBe(5);
     expect(byPath['new.txt']).toMatchObject({ old_path: 'old.txt', status: 'renamed', similarity: 100, added: 0, deleted: 0 });
     expect(byPath['gone.txt']).toMatchObject({ status: 'deleted', added: 0, deleted: 1 });
-    expect(byPath['run.sh']).toMatchObject({ status: 'modified', added: 0, deleted: 0, patch: expect.stringContaining('old mode 100644\nnew mode 100755') });
-    expect(byPath['link']).toMatchObject({ status: 'type changed', added: 1, deleted: 1, patch: expect.stringContaining('deleted file mode 100644') });
-    expect(byPath['link']!.patch).toContain('new file mode 120000');
-    expect(byPath['ctx.txt']!.patch).toMatch(/\n@@ -14,3 \+14,3 @@.*\n line 14\n-line 15\n\+LINE 15\n line 16$/);
+    expect(byPath['run.sh']).toMatchObject({ status: 'modified', added: 0, deleted: 0 });
+    expect(patchOf(result.text, 'diff --git a/run.sh b/run.sh')).toContain('old mode 100644\nnew mode 100755');
+    expect(byPath['link']).toMatchObject({ status: 'type changed', added: 1, deleted: 1 });
+    expect(patchOf(result.text, 'diff --git a/link b/link')).toMatch(/deleted file mode 100644[^]*new file mode 120000/);
+    expect(patchOf(result.text, 'diff --git a/ctx.txt b/ctx.txt')).toMatch(/\n@@ -14,3 \+14,3 @@.*\n line 14\n-line 15\n\+LINE 15\n line 16$/);
     expect(result.text).toContain('  renamed old.txt -> new.txt (100%) +0 −0');
   });
 
@@ -95,8 +99,9 @@ describe('git_diff', () => {
     await small.close();
     const big = result.structured.files[0]!;
     expect(big).toMatchObject({ path: 'big.txt', added: 1000, deleted: 1000, omitted: 'patch cut at 20 lines (limits.diff_file_max_lines); ask for this file alone with path' });
-    expect(big.patch!.split('\n')).toHaveLength(20);
-    expect(result.structured.files[1]).toMatchObject({ path: 'small.txt', added: 1, deleted: 1, patch: expect.stringContaining('-a\n+b') });
+    expect(patchOf(result.text, 'diff --git a/big.txt b/big.txt').split('\n')).toHaveLength(21);
+    expect(result.structured.files[1]).toEqual({ path: 'small.txt', status: 'modified', added: 1, deleted: 1, binary: false });
+    expect(patchOf(result.text, 'diff --git a/small.txt b/small.txt')).toContain('-a\n+b');
     expect(result.structured.truncated).toBe(true);
     expect(result.text).toContain('[patch cut at 20 lines (limits.diff_file_max_lines); ask for this file alone with path]');
   });
@@ -113,7 +118,7 @@ describe('git_diff', () => {
     expect(result.structured.total_files).toBe(300);
     expect(result.structured.files).toHaveLength(300);
     expect(result.structured.truncated).toBe(true);
-    const shown = result.structured.files.filter((f) => f.patch !== undefined && f.omitted === undefined);
+    const shown = result.structured.files.filter((f) => f.omitted === undefined);
     expect(shown.length).toBeGreaterThan(20);
     expect(shown.length).toBeLessThan(200);
     expect(shown[0]).toMatchObject({ added: 100, deleted: 100 });
@@ -147,7 +152,7 @@ describe('git_diff', () => {
       ['tab\there.txt', 'added', 1],
       ['with space.txt', 'added', 1],
     ]);
-    expect(result.structured.files[0]!.patch).toContain('diff --git "a/bad\\377.txt" "b/bad\\377.txt"');
+    expect(result.text).toContain('diff --git "a/bad\\377.txt" "b/bad\\377.txt"');
     const one = await diff({ from, to, path: ODD_NAME_SHOWN });
     expect(one.structured.files.map((f) => f.path)).toEqual([ODD_NAME_SHOWN]);
   });

@@ -63,7 +63,7 @@ describe('git_show_file', () => {
 
   it('cuts long lines and stops at the byte cap', async () => {
     commit(repo, 'long', { 'long.txt': `${'y'.repeat(5000)}\nshort\n` });
-    const small = await startGit({ ws: h.ws, policy: { limits: { line_max_chars: 100, show_file_max_bytes: 1024 } } });
+    const small = await startGit({ ws: h.ws, policy: { limits: { line_max_chars: 100, file_max_bytes: 1024 } } });
     const long = await small.call<ShowFile>('git_show_file', { repo: 'repo', rev: 'HEAD', path: 'long.txt' });
     const capped = await small.call<ShowFile>('git_show_file', { repo: 'repo', rev: 'HEAD', path: 'f.txt' });
     await small.close();

@@ -48,6 +48,15 @@ export interface HeadState {
   readonly oid: string | undefined;
 }
 
+/**
+ * A revision as git gets it: peeled to a commit (`v1.0^{commit}`), so a tag resolves to its commit
+ * and a tree or a blob is refused by git itself. `:/text` searches commit messages, where a suffix
+ * would become part of the text; it names a commit anyway.
+ */
+export function commitRevision(value: string): string {
+  return value.startsWith(':/') ? value : `${value}^{commit}`;
+}
+
 const FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/s;
 
 function withoutNewline(bytes: Buffer): Buffer {
@@ -150,8 +159,7 @@ export class GitRepository {
   async resolveCommits(requests: readonly RevisionRequest[], signal?: AbortSignal): Promise<string[]> {
     if (requests.length === 0) return [];
     for (const request of requests) checkRevision(request.value, request.argument);
-    // `:/text` searches commit messages; a suffix would become part of the text, and it names a commit anyway.
-    const lines = requests.map((request) => (request.value.startsWith(':/') ? request.value : `${request.value}^{commit}`));
+    const lines = requests.map((request) => commitRevision(request.value));
     const result = await this.run(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { stdin: Buffer.from(`${lines.join('\n')}\n`), ...(signal ? { signal } : {}) });
     const answers = result.stdout.toString('utf8').split('\n');
     const oids: string[] = [];
@@ -168,6 +176,22 @@ export class GitRepository {
       throw new ToolError(`${request.argument} ${JSON.stringify(request.value)} ${why} in ${this.shownAs}`, 'unknown_revision');
     }
     return oids;
+  }
+
+  /**
+   * Runs work that hands revisions straight to the git command doing the job (see
+   * `commitRevision`), which saves a process per call. When git fails, each revision is resolved
+   * in turn, so a missing one gets the same clear error that names it; otherwise git's own error
+   * stands.
+   */
+  async namingMissingRevisions<T>(requests: readonly RevisionRequest[], work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    for (const request of requests) checkRevision(request.value, request.argument);
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof ToolError && error.code === 'git_failed') await this.resolveCommits(requests, signal);
+      throw error;
+    }
   }
 
   async resolveCommit(value: string, argument: string, signal?: AbortSignal): Promise<string> {

@@ -15,18 +15,26 @@ export const diffFileSchema = z.object({
   added: z.number().int().nullable().describe('Lines added; null when not known (binary, or not read)'),
   deleted: z.number().int().nullable().describe('Lines deleted; null when not known'),
   binary: z.boolean().describe('Binary content: no lines are shown'),
-  patch: z.string().optional().describe('The unified diff of this file, possibly cut (see omitted)'),
-  omitted: z.string().optional().describe('Why the patch is missing or cut'),
+  omitted: z.string().optional().describe('Why the patch is missing from the text, or cut there'),
 });
 
 export const diffOutputSchema = z.object({
-  files: z.array(diffFileSchema).describe('Changed files, in git\'s order'),
+  files: z.array(diffFileSchema).describe('Changed files, in git\'s order; their patches are in the text'),
   total_files: z.number().int().describe('All changed files, listed or not'),
   truncated: z.boolean().describe('Some patches were cut or left out, or not every file is listed'),
 });
 
-export type DiffFile = z.output<typeof diffFileSchema>;
-export type DiffOutput = z.output<typeof diffOutputSchema>;
+/**
+ * A changed file while the diff is read: the structured fields, and the patch, which goes in the
+ * text only (the structured result lists files, so patches are not sent twice).
+ */
+export type DiffFile = z.output<typeof diffFileSchema> & { patch?: string };
+export type DiffOutput = Omit<z.output<typeof diffOutputSchema>, 'files'> & { files: DiffFile[] };
+
+/** The structured result: every field but the patches. */
+export function structuredDiff(output: DiffOutput): z.output<typeof diffOutputSchema> {
+  return { ...output, files: output.files.map(({ patch: _patch, ...file }) => file) };
+}
 
 export interface DiffLimits {
   readonly fileMaxLines: number;
@@ -42,7 +50,7 @@ export function diffLimits(limits: GitLimits): DiffLimits {
 export interface DiffRequest {
   /** The command and its selection: `['diff', '--cached']`, `['diff-tree', '-r', '--root', '--no-commit-id']`. */
   readonly command: readonly string[];
-  /** Commit ids, given after `--end-of-options`. */
+  /** Revisions (peeled to commits, or commit ids), given after `--end-of-options`. */
   readonly revisions: readonly string[];
   readonly pathspec: readonly string[];
   readonly contextLines: number;

@@ -1,20 +1,25 @@
-import { checkRevision, type GitRepository } from '@bulkhead/core';
+import { checkRevision, commitRevision, type RevisionRequest } from '@bulkhead/core';
+
+export interface RangeArgument {
+  /** What git log gets after --end-of-options. */
+  readonly text: string;
+  /** Each side, for the clear error when one is missing. */
+  readonly requests: readonly RevisionRequest[];
+}
 
 /**
- * A revision or a range (`A..B`, `A...B`; an empty side means HEAD), with every side resolved to
- * a commit id first: git then gets ids only, after `--end-of-options`.
+ * `rev` of git_log: one revision or a range (`A..B`, `A...B`; an empty side means HEAD), each side
+ * checked on its own and peeled to a commit.
  */
-export async function resolveRange(repository: GitRepository, rev: string, argument: string, signal: AbortSignal): Promise<string> {
+export function logRange(rev: string, argument: string): RangeArgument {
   checkRevision(rev, argument);
-  const range = /^(.*?)(\.\.\.?)(.*)$/s.exec(rev);
-  if (!range || rev.startsWith(':/')) return repository.resolveCommit(rev, argument, signal);
+  const range = rev.startsWith(':/') ? null : /^(.*?)(\.\.\.?)(.*)$/s.exec(rev);
+  if (!range) return { text: commitRevision(rev), requests: [{ value: rev, argument }] };
   const [, left, dots, right] = range;
-  const [from, to] = await repository.resolveCommits(
-    [
-      { value: left || 'HEAD', argument: `${argument} (left side)` },
-      { value: right || 'HEAD', argument: `${argument} (right side)` },
-    ],
-    signal,
-  );
-  return `${from}${dots}${to}`;
+  const requests = [
+    { value: left || 'HEAD', argument: `${argument} (left side)` },
+    { value: right || 'HEAD', argument: `${argument} (right side)` },
+  ];
+  for (const request of requests) checkRevision(request.value, request.argument);
+  return { text: `${commitRevision(requests[0]!.value)}${dots}${commitRevision(requests[1]!.value)}`, requests };
 }

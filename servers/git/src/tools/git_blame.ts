@@ -3,7 +3,7 @@ import { decodeGitName, defineTool, READ_ONLY_LOCAL, repositoryPath, structuredR
 import type { GitCapabilities } from '../context.js';
 import { blameCommitSchema, blameLineSchema, BlameReader } from '../lib/blame.js';
 import { BlobReader } from '../lib/blob.js';
-import { blobRequest, checkFilePath } from '../lib/blob-request.js';
+import { checkFilePath, readFileAtCommit } from '../lib/blob-request.js';
 import { repoField, repoPathDescription } from '../lib/fields.js';
 
 const input = z.strictObject({
@@ -11,7 +11,7 @@ const input = z.strictObject({
   path: z.string().describe(`The file, ${repoPathDescription}`),
   rev: z.string().optional().describe('Blame the file as it is at this commit (default HEAD; uncommitted changes are not blamed)'),
   start_line: z.number().int().min(1).optional().describe('First line to blame (default 1)'),
-  end_line: z.number().int().min(1).optional().describe('Last line to blame (default: 500 lines from start_line, or the end of the file)'),
+  end_line: z.number().int().min(1).optional().describe('Last line to blame (default: 2000 lines from start_line, or the end of the file)'),
 });
 
 const output = z.object({
@@ -27,7 +27,7 @@ export const gitBlame = defineTool<GitCapabilities, typeof input, typeof output>
   name: 'git_blame',
   title: 'Who changed each line',
   description:
-    'For each line of a file at a commit (default HEAD): the commit that last changed it, its author, date and summary (like git blame). At most 500 lines per call; start_line and end_line pick the range, and the footer gives the next start_line.',
+    'For each line of a file at a commit (default HEAD): the commit that last changed it, its author, date and summary (like git blame). At most 2000 lines (256 KiB of text) per call; start_line and end_line pick the range, and the footer gives the next start_line.',
   input,
   output,
   annotations: READ_ONLY_LOCAL,
@@ -41,12 +41,12 @@ export const gitBlame = defineTool<GitCapabilities, typeof input, typeof output>
     if (denied) throw new ToolError(`${shown} is a protected secret (matches \`${denied}\` in deny_read of git_policy.yaml); its lines are not shown`, 'protected');
     const repository = await ctx.openRepository(args.repo);
     const rev = args.rev ?? 'HEAD';
-    const commit = await repository.resolveCommit(rev, 'rev', ctx.signal);
-    const at = `${rev}${rev === commit ? '' : ` (${commit.slice(0, 12)})`}`;
-
-    // The line count first: git blame -L past the end of the file is an error, not a shorter answer.
+    // The line count first (git blame -L past the end of the file is an error, not a shorter
+    // answer), and the commit, so that blame sees exactly the file that was counted.
     const counter = new BlobReader({ offset: Number.MAX_SAFE_INTEGER, limit: 1, maxBytes: 1, lineMaxChars: 80, countTotalMaxBytes: Number.POSITIVE_INFINITY });
-    const counted = await repository.run(['cat-file', '--batch'], { stdin: blobRequest(commit, pathBytes), signal: ctx.signal, onStdout: (chunk) => counter.push(chunk) });
+    const counted = await readFileAtCommit(repository, rev, pathBytes, counter, ctx.signal);
+    const commit = counter.commit!;
+    const at = `${rev}${rev === commit ? '' : ` (${commit.slice(0, 12)})`}`;
     const header = counter.header;
     if (!header || header.kind === 'missing') throw new ToolError(`${shown} does not exist at ${at}`, 'not_found');
     if (header.type !== 'blob') throw new ToolError(`${shown} at ${at} is a ${header.type === 'tree' ? 'folder' : header.type}; give the path of a file`, 'not_a_file');
@@ -72,18 +72,28 @@ export const gitBlame = defineTool<GitCapabilities, typeof input, typeof output>
       onStdout: (chunk) => (blame.reader.push(chunk) ? undefined : 'stop'),
     });
     blame.reader.end();
-    const commits = [...blame.commits.values()];
-    const nextStart = end < total ? end + 1 : null;
+    // Lines past the byte cap are left for the next call.
+    const lines: typeof blame.lines = [];
+    let bytes = 0;
+    for (const line of blame.lines) {
+      bytes += Buffer.byteLength(line.text) + 1;
+      if (bytes > ctx.limits.file_max_bytes && lines.length > 0) break;
+      lines.push(line);
+    }
+    const last = lines.at(-1)?.line ?? end;
+    const cutByBytes = lines.length < blame.lines.length;
+    const commits = [...new Set(lines.map((l) => l.commit))].map((hash) => blame.commits.get(hash)!);
+    const nextStart = last < total ? last + 1 : null;
     const byHash = new Map(commits.map((c) => [c.hash, c]));
-    const width = String(end).length;
-    const body = blame.lines.map((l) => {
+    const width = String(last).length;
+    const body = lines.map((l) => {
       const c = byHash.get(l.commit)!;
       return `${l.commit.slice(0, 12)} ${c.date.slice(0, 10)} ${c.author.padEnd(16).slice(0, 16)} ${String(l.line).padStart(width)}\t${l.text}`;
     });
-    const cut = end < wanted ? ` (at most ${ctx.limits.blame_max_lines} lines per call)` : '';
-    const tail = nextStart !== null ? `[lines ${start}-${end} of ${total}${cut}; next: start_line=${nextStart}]` : start > 1 ? `[lines ${start}-${end} of ${total}; end of file]` : '';
+    const cut = cutByBytes ? ' (stopped at the byte cap)' : last < wanted ? ` (at most ${ctx.limits.blame_max_lines} lines per call)` : '';
+    const tail = nextStart !== null ? `[lines ${start}-${last} of ${total}${cut}; next: start_line=${nextStart}]` : start > 1 ? `[lines ${start}-${last} of ${total}; end of file]` : '';
     const legend = commits.map((c) => `${c.hash.slice(0, 12)} ${c.date} ${c.author} <${c.email}> ${c.summary}`);
     const text = [...body, ...(tail ? [tail] : []), '', 'Commits:', ...legend].join('\n');
-    return structuredReply(text, { path: shown, commit, total_lines: total, lines: blame.lines, commits, next_start_line: nextStart });
+    return structuredReply(text, { path: shown, commit, total_lines: total, lines, commits, next_start_line: nextStart });
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool, exactPathspec, READ_ONLY_LOCAL, repositoryPath, structuredReply, ToolError } from '@bulkhead/core';
+import { commitRevision, defineTool, exactPathspec, READ_ONLY_LOCAL, repositoryPath, structuredReply, ToolError } from '@bulkhead/core';
 import type { GitCapabilities } from '../context.js';
-import { diffLimits, diffOutputSchema, renderDiff, runDiff } from '../lib/diff.js';
+import { diffLimits, diffOutputSchema, renderDiff, runDiff, structuredDiff } from '../lib/diff.js';
 import { repoField, repoPathDescription } from '../lib/fields.js';
 
 const input = z.strictObject({
@@ -27,25 +27,26 @@ export const gitDiff = defineTool<GitCapabilities, typeof input, typeof diffOutp
     if (args.to !== undefined && args.from === undefined) throw new ToolError('to needs from: give the commit to compare from as well', 'bad_argument');
     if (args.to !== undefined && args.staged) throw new ToolError('staged compares the index, so it takes from but not to; leave out staged to compare two commits', 'bad_argument');
     const pathspec = args.path !== undefined ? [exactPathspec(repositoryPath(args.path, 'path'))] : [];
+    const requests = [...(args.from !== undefined ? [{ value: args.from, argument: 'from' }] : []), ...(args.to !== undefined ? [{ value: args.to, argument: 'to' }] : [])];
     const repository = await ctx.openRepository(args.repo);
-    const revisions = await repository.resolveCommits(
-      [...(args.from !== undefined ? [{ value: args.from, argument: 'from' }] : []), ...(args.to !== undefined ? [{ value: args.to, argument: 'to' }] : [])],
+    if (!args.staged && args.to === undefined) repository.requireWorkTree('a diff against the working tree');
+    const statOnly = args.stat_only ?? false;
+    const output = await repository.namingMissingRevisions(
+      requests,
+      () =>
+        runDiff(repository, {
+          command: ['diff', ...(args.staged ? ['--cached'] : [])],
+          revisions: requests.map((request) => commitRevision(request.value)),
+          pathspec,
+          contextLines: args.context_lines ?? 3,
+          statOnly,
+          limits: diffLimits(ctx.limits),
+          denyRead: ctx.denyRead,
+          lockfiles: ctx.lockfiles,
+          signal: ctx.signal,
+        }),
       ctx.signal,
     );
-    const readsWorkTree = !args.staged && args.to === undefined;
-    if (readsWorkTree) repository.requireWorkTree('a diff against the working tree');
-    const statOnly = args.stat_only ?? false;
-    const output = await runDiff(repository, {
-      command: ['diff', ...(args.staged ? ['--cached'] : [])],
-      revisions,
-      pathspec,
-      contextLines: args.context_lines ?? 3,
-      statOnly,
-      limits: diffLimits(ctx.limits),
-      denyRead: ctx.denyRead,
-      lockfiles: ctx.lockfiles,
-      signal: ctx.signal,
-    });
-    return structuredReply(renderDiff(output, statOnly), output);
+    return structuredReply(renderDiff(output, statOnly), structuredDiff(output));
   },
 });

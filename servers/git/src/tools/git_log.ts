@@ -3,7 +3,7 @@ import { checkGitValue, defineTool, exactPathspec, READ_ONLY_LOCAL, repositoryPa
 import type { GitCapabilities } from '../context.js';
 import { COMMIT_FORMAT, CommitReader, commitSchema, renderCommit } from '../lib/commits.js';
 import { repoField, repoPathDescription } from '../lib/fields.js';
-import { resolveRange } from '../lib/revisions.js';
+import { logRange } from '../lib/revisions.js';
 
 const input = z.strictObject({
   repo: repoField,
@@ -45,22 +45,27 @@ export const gitLog = defineTool<GitCapabilities, typeof input, typeof output>({
       ...(args.grep !== undefined ? [`--grep=${checkGitValue(args.grep, 'grep')}`] : []),
     ];
     const pathspec = args.path !== undefined ? [exactPathspec(repositoryPath(args.path, 'path'))] : [];
+    const range = logRange(args.rev ?? 'HEAD', 'rev');
     const repository = await ctx.openRepository(args.repo);
-    let start: string;
+    // One more than asked shows whether another page exists.
+    const reader = new CommitReader(maxCount + 1, ctx.limits.body_max_chars);
+    let result;
     try {
-      start = await resolveRange(repository, args.rev ?? 'HEAD', 'rev', ctx.signal);
+      result = await repository.namingMissingRevisions(
+        range.requests,
+        () =>
+          repository.run(
+            ['log', '-z', COMMIT_FORMAT, '--no-color', '--no-notes', '--extended-regexp', `--max-count=${maxCount + 1}`, `--skip=${skip}`, ...filters, '--end-of-options', range.text, '--', ...pathspec],
+            { signal: ctx.signal, onStdout: (chunk) => reader.push(chunk) },
+          ),
+        ctx.signal,
+      );
     } catch (error) {
       if (args.rev === undefined && error instanceof ToolError && error.code === 'no_commits') {
         return structuredReply(`${repository.shownAs} has no commits yet.`, { commits: [], skip, next_skip: null });
       }
       throw error;
     }
-    // One more than asked shows whether another page exists.
-    const reader = new CommitReader(maxCount + 1, ctx.limits.body_max_chars);
-    const result = await repository.run(
-      ['log', '-z', COMMIT_FORMAT, '--no-color', '--no-notes', '--extended-regexp', `--max-count=${maxCount + 1}`, `--skip=${skip}`, ...filters, '--end-of-options', start, '--', ...pathspec],
-      { signal: ctx.signal, onStdout: (chunk) => reader.push(chunk) },
-    );
     const more = reader.commits.length > maxCount;
     const commits = reader.commits.slice(0, maxCount);
     // A cut stream may have hidden more commits, so the page after the last one read is offered.

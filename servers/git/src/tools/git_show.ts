@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, structuredReply } from '@bulkhead/core';
+import { commitRevision, defineTool, READ_ONLY_LOCAL, structuredReply } from '@bulkhead/core';
 import type { GitCapabilities } from '../context.js';
 import { COMMIT_FORMAT, CommitReader, commitSchema, renderCommit } from '../lib/commits.js';
-import { diffFileSchema, diffLimits, renderDiff, runDiff } from '../lib/diff.js';
+import { diffFileSchema, diffLimits, renderDiff, runDiff, structuredDiff } from '../lib/diff.js';
 import { repoField } from '../lib/fields.js';
 
 const input = z.strictObject({
@@ -14,7 +14,7 @@ const input = z.strictObject({
 const output = z.object({
   commit: commitSchema,
   compared_with: z.string().nullable().describe('The parent the patch is against (the first parent of a merge); null for a root commit'),
-  files: z.array(diffFileSchema).describe('Files the commit changed, each with its bounded patch'),
+  files: z.array(diffFileSchema).describe('Files the commit changed; their bounded patches are in the text'),
   total_files: z.number().int().describe('All changed files, listed or not'),
   truncated: z.boolean().describe('Some patches were cut or left out'),
 });
@@ -30,10 +30,18 @@ export const gitShow = defineTool<GitCapabilities, typeof input, typeof output>(
   risk: 'low',
   async run(args, ctx) {
     const repository = await ctx.openRepository(args.repo);
-    const oid = await repository.resolveCommit(args.rev, 'rev', ctx.signal);
     const reader = new CommitReader(1, ctx.limits.body_max_chars);
-    await repository.run(['log', '-z', COMMIT_FORMAT, '--no-color', '--no-notes', '--max-count=1', '--end-of-options', oid, '--'], { signal: ctx.signal, onStdout: (chunk) => reader.push(chunk) });
+    await repository.namingMissingRevisions(
+      [{ value: args.rev, argument: 'rev' }],
+      () =>
+        repository.run(['log', '-z', COMMIT_FORMAT, '--no-color', '--no-notes', '--max-count=1', '--end-of-options', commitRevision(args.rev), '--'], {
+          signal: ctx.signal,
+          onStdout: (chunk) => reader.push(chunk),
+        }),
+      ctx.signal,
+    );
     const commit = reader.commits[0]!;
+    const oid = commit.hash;
     const parent = commit.parents[0];
     const diff = await runDiff(repository, {
       command: ['diff-tree', '-r', ...(parent === undefined ? ['--root', '--no-commit-id'] : [])],
@@ -48,6 +56,6 @@ export const gitShow = defineTool<GitCapabilities, typeof input, typeof output>(
     });
     const against = parent === undefined ? 'a root commit: every file is new' : commit.parents.length > 1 ? `a merge: changes against its first parent ${parent.slice(0, 12)}` : undefined;
     const text = [renderCommit(commit), ...(against ? [`[${against}]`] : []), '', renderDiff(diff, false)].join('\n');
-    return structuredReply(text, { commit, compared_with: parent ?? null, ...diff });
+    return structuredReply(text, { commit, compared_with: parent ?? null, ...structuredDiff(diff) });
   },
 });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { decodeGitName, defineTool, formatBytes, numberedLines, READ_ONLY_LOCAL, repositoryPath, structuredReply, ToolError } from '@bulkhead/core';
 import type { GitCapabilities } from '../context.js';
 import { BlobReader, type BlobWindow } from '../lib/blob.js';
-import { blobRequest, checkFilePath } from '../lib/blob-request.js';
+import { checkFilePath, readFileAtCommit } from '../lib/blob-request.js';
 import { repoField, repoPathDescription } from '../lib/fields.js';
 
 /** Blobs up to this size are read to the end, so the footer can give the total line count. */
@@ -59,15 +59,11 @@ export const gitShowFile = defineTool<GitCapabilities, typeof input, typeof outp
     const denied = ctx.denyRead.match(shown);
     if (denied) throw new ToolError(`${shown} is a protected secret (matches \`${denied}\` in deny_read of git_policy.yaml); its content is not shown`, 'protected');
     const repository = await ctx.openRepository(args.repo);
-    const commit = await repository.resolveCommit(args.rev, 'rev', ctx.signal);
     const offset = args.offset ?? 1;
     const limit = args.limit ?? ctx.limits.show_file_max_lines;
-    const reader = new BlobReader({ offset, limit, maxBytes: ctx.limits.show_file_max_bytes, lineMaxChars: ctx.limits.line_max_chars, countTotalMaxBytes: COUNT_TOTAL_MAX_BYTES });
-    const result = await repository.run(['cat-file', '--batch'], {
-      stdin: blobRequest(commit, path),
-      signal: ctx.signal,
-      onStdout: (chunk) => reader.push(chunk),
-    });
+    const reader = new BlobReader({ offset, limit, maxBytes: ctx.limits.file_max_bytes, lineMaxChars: ctx.limits.line_max_chars, countTotalMaxBytes: COUNT_TOTAL_MAX_BYTES });
+    const result = await readFileAtCommit(repository, args.rev, path, reader, ctx.signal);
+    const commit = reader.commit!;
     const header = reader.header;
     const at = `${args.rev}${args.rev === commit ? '' : ` (${commit.slice(0, 12)})`}`;
     if (!header || header.kind === 'missing') throw new ToolError(`${shown} does not exist at ${at}`, 'not_found');
