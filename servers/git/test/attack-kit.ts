@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -111,13 +112,14 @@ export async function startAttackServer(options: AttackServerOptions = {}): Prom
 export const refused = (text: string): Outcome => ({ isError: true, text });
 
 /**
- * A program for a hostile repository to name: when run it appends `name` to `marker` (then acts
- * as `cat`, so a filter or pager that git waits on still ends).
+ * A program for a hostile repository to name: when run it appends `name` to `marker`, then acts
+ * as `cat` (so a filter or pager that git waits on still ends) or fails (a transport, which would
+ * wait for git's input forever).
  */
-export function evilProgram(bin: string, name: string, marker: string): string {
+export function evilProgram(bin: string, name: string, marker: string, then: 'cat' | 'fail' = 'cat'): string {
   mkdirSync(bin, { recursive: true });
   const path = join(bin, name);
-  writeFileSync(path, `#!/bin/sh\necho ${name} >> '${marker}'\ncat\n`);
+  writeFileSync(path, `#!/bin/sh\necho ${name} >> '${marker}'\n${then === 'cat' ? 'cat' : 'exit 1'}\n`);
   chmodSync(path, 0o755);
   return path;
 }
@@ -147,15 +149,18 @@ export function tree(dir: string): Record<string, string> {
 /**
  * What a write could change in a repository with a working tree: every ref and its value, HEAD,
  * the index file's bytes, `git status`, and every file of the working tree and of `.git` (objects
- * included). Equal states before and after mean not one byte was written.
+ * included; with `internals: false`, the working tree only). Equal states before and after mean
+ * not one byte was written.
  */
-export function repoState(repo: string): Record<string, unknown> {
+export function repoState(repo: string, options: { internals?: boolean } = {}): Record<string, unknown> {
+  const files = tree(repo);
+  if (options.internals === false) for (const path of Object.keys(files)) if (path.startsWith('.git/')) delete files[path];
   return {
     refs: git(repo, ['for-each-ref', '--format=%(refname) %(objectname) %(symref)']),
     head: readFileSync(join(repo, '.git/HEAD'), 'utf8'),
     index: existsSync(join(repo, '.git/index')) ? sha256(readFileSync(join(repo, '.git/index'))) : null,
     status: git(repo, ['status', '--porcelain=v1', '-z', '--untracked-files=all']),
-    files: tree(repo),
+    files,
   };
 }
 
@@ -172,4 +177,37 @@ export function processesMentioning(text: string): string[] {
     }
   }
   return found;
+}
+
+/** The real git, found on PATH before any test puts a wrapper in front of it. */
+export const REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+
+export interface GitCallLog {
+  /** A folder holding a `git` that records its arguments, then runs the real git. */
+  readonly bin: string;
+  /** Every git run since the last clear, each as its argument list. */
+  calls(): string[][];
+  clear(): void;
+}
+
+/**
+ * A `git` wrapper for PATH that records each run's arguments (NUL after each, one more NUL after
+ * the last) and then execs the real git, so a test can prove git never ran, or what it got.
+ */
+export function gitCallLog(dir: string): GitCallLog {
+  const bin = join(dir, 'logging-bin');
+  const log = join(dir, 'git-calls');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(join(bin, 'git'), `#!/bin/bash\n{ printf '%s\\0' "$@"; printf '\\0'; } >> '${log}'\nexec '${REAL_GIT}' "$@"\n`);
+  chmodSync(join(bin, 'git'), 0o755);
+  writeFileSync(log, '');
+  return {
+    bin,
+    calls: () =>
+      readFileSync(log, 'utf8')
+        .split('\0\0')
+        .filter((record) => record !== '')
+        .map((record) => record.replace(/\0$/, '').split('\0')),
+    clear: () => writeFileSync(log, ''),
+  };
 }

@@ -131,6 +131,10 @@ export class GitRepository {
    */
   private async filterOverrides(signal: AbortSignal | undefined): Promise<Record<string, string>> {
     const listed = await this.run(['config', '--list', '--name-only', '-z'], { okExitCodes: [1], ...(signal ? { signal } : {}) });
+    // A listing cut at the output cap could miss a driver defined after the cut.
+    if (listed.truncated) {
+      throw new ToolError(`${this.shownAs}: its config is larger than limits.max_read_bytes, so its filter drivers cannot all be found and switched off; the working tree is not read`, 'hostile_config');
+    }
     const drivers = new Set<string>();
     for (const name of listed.stdout.toString('latin1').split('\0')) {
       const match = FILTER_KEY.exec(name);
