@@ -94,7 +94,12 @@ export class ToolEmbeddings {
     // give the same numbers.
     const hasWords = new Uint8Array(n);
     for (const i of pairTool) hasWords[i] = 1;
-    const byName = [...inputs.keys()].sort((a, b) => compare((inputs[a] as EmbeddingInput).name, (inputs[b] as EmbeddingInput).name));
+    // Names are unique; the default sort compares them natively (cheaper than a comparator).
+    const indexOf = new Map(inputs.map((input, i) => [input.name, i]));
+    const byName = inputs
+      .map((input) => input.name)
+      .sort()
+      .map((name) => indexOf.get(name) as number);
     this.#mean = new Float64Array(dims);
     let withWords = 0;
     for (const i of byName) {
@@ -194,10 +199,6 @@ export class ToolEmbeddings {
     }
     return [];
   }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Dot product of `b` with the vector of `b`'s length that starts at `start` in `matrix`. */
