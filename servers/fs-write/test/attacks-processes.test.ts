@@ -1,13 +1,9 @@
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { FS_WRITE_CLI, sha256, skipAudit, snapshot, strayTemps, TEMP_FILE } from './attack-kit.js';
 import { toolCall, type ToolCall } from './helpers.js';
-
-const AS_USER = fileURLToPath(new URL('./fixtures/as-user.mjs', import.meta.url));
-const NOBODY = 65534;
 
 let ws: TempWorkspace | undefined;
 let server: ServerProcess | undefined;
@@ -70,14 +66,10 @@ describe('a read-only folder', () => {
     ws = workspace({ 'ro/a.txt': 'original a\n', 'ro/b.txt': 'original b\n' });
     chmodSync(ws.path('ro'), 0o555);
     const asRoot = process.getuid?.() === 0;
-    if (asRoot) {
-      // root ignores permissions: run the server as nobody, owner of the workspace.
-      for (const rel of ['', '.bulkhead', '.bulkhead/permissions.yaml', 'ro', 'ro/a.txt', 'ro/b.txt']) chownSync(ws.path(rel), NOBODY, NOBODY);
-    }
     const before = snapshot(ws.root, skipAudit);
-    server = asRoot
-      ? await startStdioServer({ script: AS_USER, args: [String(NOBODY), String(NOBODY), FS_WRITE_CLI, '--root', ws.root] })
-      : await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    // Root ignores permissions only through its capabilities: without them it is an ordinary owner,
+    // and it can still read the server's code wherever the checkout lives.
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root], ...(asRoot ? { wrapper: ['setpriv', '--bounding-set=-all', '--inh-caps=-all', '--'] } : {}) });
     const denied = 'permission denied: its folder is not writable (EACCES)';
 
     expect(await call('write_file', { path: 'ro/a.txt', content: 'new\n' })).toEqual({ isError: true, text: `cannot write ro/a.txt: ${denied}; nothing was written, ro/a.txt is unchanged` });
@@ -99,7 +91,6 @@ describe('a read-only folder', () => {
     expect(strayTemps(ws.root)).toEqual([]);
     // The server runs as a user who can write elsewhere in the workspace.
     expect((await call('write_file', { path: 'ok.txt', content: 'ok\n' })).isError).toBe(false);
-    if (asRoot) expect(statSync(ws.path('ok.txt')).uid).toBe(NOBODY);
     chmodSync(ws.path('ro'), 0o755);
   });
 });
