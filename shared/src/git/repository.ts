@@ -131,6 +131,10 @@ export class GitRepository {
    */
   private async filterOverrides(signal: AbortSignal | undefined): Promise<Record<string, string>> {
     const listed = await this.run(['config', '--list', '--name-only', '-z'], { okExitCodes: [1], ...(signal ? { signal } : {}) });
+    if (listed.truncated) {
+      // A driver named after the cut would be missed and would run.
+      throw new ToolError(`${this.shownAs}: its config is larger than limits.max_read_bytes, so its filter drivers cannot all be found and switched off; the working tree is not read`, 'hostile_config');
+    }
     // A listing cut at the output cap could miss a driver defined after the cut.
     if (listed.truncated) {
       throw new ToolError(`${this.shownAs}: its config is larger than limits.max_read_bytes, so its filter drivers cannot all be found and switched off; the working tree is not read`, 'hostile_config');
