@@ -128,14 +128,25 @@ describe('stdio server transport', () => {
     expect(actual.filter((event) => event.startsWith('error'))).toHaveLength(2);
   });
 
-  it('closes on a line past the SDK limit, as the SDK transport does', async () => {
-    const huge = ['{"jsonrpc":"2.0","id":1,"method":"', 'x'.repeat(11 * 1024 * 1024)];
-    const sdkIn = new PassThrough();
-    const ourIn = new PassThrough();
-    const expected = await drive(new StdioServerTransport(sdkIn, new CountingSink()), sdkIn, huge);
-    const actual = await drive(new StdioTransport(ourIn, new CountingSink()), ourIn, huge);
-    expect(actual).toEqual(expected);
-    expect(actual).toEqual(['error Error: ReadBuffer exceeded maximum size of 10485760 bytes', 'closed']);
+  it('answers a request past the limit with an error and goes on serving (the SDK transport closes instead)', async () => {
+    const sink = new CountingSink();
+    const stdin = new PassThrough();
+    const transport = new StdioTransport(stdin, sink, 1000);
+    const oversized = `{"jsonrpc":"2.0","method":"tools/call","params":{"pad":"${'x'.repeat(3000)}"},"id":7}\n`;
+    const seen = await drive(transport, stdin, [oversized.slice(0, 1500), oversized.slice(1500), '{"jsonrpc":"2.0","id":8,"method":"tools/list"}\n']);
+    const message = `a message of ${oversized.length - 1} bytes exceeds this server's limit of 1000 bytes; it was not processed`;
+    expect(seen).toEqual([`error Error: ${message}`, 'message {"jsonrpc":"2.0","id":8,"method":"tools/list"}']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sink.writes.map((line) => JSON.parse(line) as unknown)).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message } }]);
+  });
+
+  it('drops an oversized line whose id cannot be read, and a notification, without a reply', async () => {
+    const sink = new CountingSink();
+    const stdin = new PassThrough();
+    const line = `{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"${'y'.repeat(500)}"}}`;
+    const seen = await drive(new StdioTransport(stdin, sink, 100), stdin, [`${line}\n`]);
+    expect(seen).toEqual([`error Error: a message of ${line.length} bytes exceeds this server's limit of 100 bytes; it was not processed`]);
+    expect(sink.writes).toEqual([]);
   });
 
   it('sends the replies of one tick in one write, in order', async () => {

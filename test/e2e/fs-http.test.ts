@@ -50,7 +50,7 @@ describe('bulkhead-fs over Streamable HTTP (a real process)', () => {
     const port = new URL(server.url).port;
     expect(await raw(server.url, { origin: 'http://evil.example' }, INIT)).toBe(403);
     expect(await raw(server.url, { host: `rebind.example:${port}` }, INIT)).toBe(403);
-    expect(await raw(server.url, {}, JSON.stringify({ pad: 'x'.repeat(5 * 1024 * 1024) }))).toBe(413);
+    expect(await raw(server.url, {}, JSON.stringify({ pad: 'x'.repeat(17 * 1024 * 1024) }))).toBe(413);
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\tstill here');
   });
 

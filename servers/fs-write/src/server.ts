@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { createToolServer, DEFAULT_OUTPUT_LIMITS, errorMessage, loadYamlFile, Roots, Trash, type CommonOptions, type ToolServer } from '@bulkhead/core';
+import { createToolServer, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_OUTPUT_LIMITS, errorMessage, loadYamlFile, Roots, Trash, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { FsWriteCapabilities } from './context.js';
 import { PathLocks } from './lib/locks.js';
 import { FS_WRITE_POLICY_FILE, fsWritePolicySchema, type FsWritePolicy } from './policy.js';
@@ -44,6 +44,8 @@ export function createFsWriteServer(options: FsWriteServerOptions): ToolServer {
     gate: options.gate,
     audit: options.audit,
     limits: { ...DEFAULT_OUTPUT_LIMITS, maxOutputBytes: policy.limits.max_output_bytes },
+    // Content up to the byte cap must arrive whole: JSON escaping can double it, plus room for the rest.
+    maxRequestBytes: Math.max(DEFAULT_MAX_REQUEST_BYTES, 2 * policy.limits.max_file_bytes + 1024 * 1024),
     onClose: () => startupPurge,
   });
 }

@@ -35,6 +35,7 @@ import { Catalog, type CatalogEntry } from './catalog.js';
 import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
 import type { GatewayConfig, ToolPolicy } from './config/schema.js';
+import { MAX_CHILD_MESSAGE_BYTES } from './downstream/child-transport.js';
 import { Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
 import { callTool } from './meta/call_tool.js';
 import { listTools } from './meta/list_tools.js';
@@ -290,6 +291,8 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   return {
     namespace: GATEWAY_NAMESPACE,
+    // As much as it reads from a child: a large write passes through to fs_write whole.
+    maxRequestBytes: MAX_CHILD_MESSAGE_BYTES,
     catalog,
     downstreams,
     visible: visibleUnder(options.access),

@@ -28,12 +28,19 @@ export interface ToolServerSpec<Caps> {
   readonly gate: GateMode;
   readonly audit: AuditPolicy;
   readonly limits: OutputLimits;
+  /** Largest request the transports take (a server that accepts big content raises it). */
+  readonly maxRequestBytes?: number;
   /** Runs when the server closes, after in-flight calls were aborted. */
   readonly onClose?: () => Promise<void>;
 }
 
+/** 16 MiB: more than the SDK's 10 MiB, so a 10 MiB file in JSON still fits. */
+export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+
 export interface ToolServer {
   readonly namespace: string;
+  /** Largest request the transports take; a larger one gets an error and the connection goes on. */
+  readonly maxRequestBytes: number;
   /** The registered tools: a disabled tool is simply absent. */
   readonly toolNames: readonly string[];
   /** Builds one SDK server for one client connection (HTTP has one per session). */
@@ -134,5 +141,5 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     await spec.onClose?.();
   }
 
-  return { namespace: spec.namespace, toolNames: tools.map((t) => t.name), connect, close };
+  return { namespace: spec.namespace, maxRequestBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, toolNames: tools.map((t) => t.name), connect, close };
 }

@@ -8,7 +8,6 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { ToolServer } from '../kit/server.js';
 
 export const MCP_PATH = '/mcp';
-export const DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024;
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 
 export interface HttpOptions {
@@ -91,7 +90,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
   if (!isLoopback(options.host) && accepted.length === 0) {
     throw new Error(`binding to ${options.host} exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token`);
   }
-  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const maxBody = options.maxBodyBytes ?? toolServer.maxRequestBytes;
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const lastSeen = new Map<string, number>();
   /** The token label each session was opened with; a session cannot change hands. */

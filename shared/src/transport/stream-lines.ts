@@ -1,36 +1,75 @@
 import type { Writable } from 'node:stream';
 
+/** What a reader does with a line past its limit: fail the stream, or drop that line and go on. */
+export type OversizedLine =
+  | { readonly action: 'throw'; readonly error: () => Error }
+  | { readonly action: 'skip'; readonly skipped: (bytes: number, tail: string) => void };
+
+/** Bytes kept from the end of a dropped line: enough for the JSON-RPC id that ends a request. */
+const KEPT_TAIL_BYTES = 256;
+
 /** Splits a byte stream into lines, holding the partial line as chunks so a long message is copied once. */
 export class LineReader {
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Bytes of an over-long line dropped so far, while waiting for its end. */
+  private skipping: number | undefined;
+  private skippedTail: Buffer = Buffer.alloc(0);
 
-  /** `tooLong` is the error thrown when the line in progress grows past `maxLineBytes`. */
   constructor(
     private readonly maxLineBytes: number,
-    private readonly tooLong: () => Error,
+    private readonly oversized: OversizedLine,
   ) {}
 
-  /** The complete lines in `chunk`, without their line ending; throws when the line in progress grows past the limit. */
+  /** The complete lines in `chunk`, without their line ending. */
   push(chunk: Buffer): string[] {
     const lines: string[] = [];
     let start = 0;
     for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
       const piece = chunk.subarray(start, newline);
+      start = newline + 1;
+      if (this.skipping !== undefined) {
+        this.finishSkipping(piece);
+        continue;
+      }
       const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
       this.clear();
-      lines.push(line.toString('utf8').replace(/\r$/, ''));
-      start = newline + 1;
-    }
-    if (start < chunk.length) {
-      this.pending.push(chunk.subarray(start));
-      this.pendingBytes += chunk.length - start;
-      if (this.pendingBytes > this.maxLineBytes) {
-        this.clear();
-        throw this.tooLong();
+      if (line.length > this.maxLineBytes) {
+        this.skipping = 0;
+        this.finishSkipping(line);
+        continue;
       }
+      lines.push(line.toString('utf8').replace(/\r$/, ''));
     }
+    if (start < chunk.length) this.hold(chunk.subarray(start));
     return lines;
+  }
+
+  private hold(rest: Buffer): void {
+    if (this.skipping !== undefined) {
+      this.skipping += rest.length;
+      this.skippedTail = Buffer.concat([this.skippedTail, rest]).subarray(-KEPT_TAIL_BYTES);
+      return;
+    }
+    this.pending.push(rest);
+    this.pendingBytes += rest.length;
+    if (this.pendingBytes <= this.maxLineBytes) return;
+    if (this.oversized.action === 'throw') {
+      this.clear();
+      throw this.oversized.error();
+    }
+    this.skipping = this.pendingBytes;
+    this.skippedTail = Buffer.concat(this.pending.slice(-2)).subarray(-KEPT_TAIL_BYTES);
+    this.clear();
+  }
+
+  private finishSkipping(lastPiece: Buffer): void {
+    const bytes = (this.skipping ?? 0) + lastPiece.length;
+    const tail = Buffer.concat([this.skippedTail, lastPiece]).subarray(-KEPT_TAIL_BYTES).toString('utf8');
+    this.skipping = undefined;
+    this.skippedTail = Buffer.alloc(0);
+    if (this.oversized.action === 'throw') throw this.oversized.error();
+    this.oversized.skipped(bytes, tail);
   }
 
   clear(): void {

@@ -29,10 +29,10 @@ export class ChildProcessTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
 
   private child: ChildProcess | undefined;
-  private readonly lines = new LineReader(
-    MAX_CHILD_MESSAGE_BYTES,
-    () => new Error(`it sent a message larger than ${MAX_CHILD_MESSAGE_BYTES / (1024 * 1024)} MiB, the gateway's limit for one message`),
-  );
+  private readonly lines = new LineReader(MAX_CHILD_MESSAGE_BYTES, {
+    action: 'throw',
+    error: () => new Error(`it sent a message larger than ${MAX_CHILD_MESSAGE_BYTES / (1024 * 1024)} MiB, the gateway's limit for one message`),
+  });
   private writer: BatchedWriter | undefined;
   private stderrTail = '';
   private closed = false;
