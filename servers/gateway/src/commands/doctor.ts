@@ -33,6 +33,15 @@ function ripgrep(): Check {
   }
 }
 
+/** git_show_file and git_blame read through `git cat-file --batch-command`, new in git 2.36. */
+function gitCheck(): Check {
+  const git = versionOf('git', ['--version']);
+  if (!git) return { level: 'warn', what: 'git', detail: 'not found; the git compartment needs it' };
+  const [major = 0, minor = 0] = (/(\d+)\.(\d+)/.exec(git) ?? []).slice(1).map(Number);
+  if (major < 2 || (major === 2 && minor < 36)) return { level: 'warn', what: 'git', detail: `${git}; the git compartment needs 2.36 or newer` };
+  return { level: 'ok', what: 'git', detail: git };
+}
+
 function portFree(host: string, port: number): Promise<Check> {
   return new Promise((resolve) => {
     const server = createServer();
@@ -47,8 +56,7 @@ export async function doctor(setup: GatewaySetup, http?: { host: string; port: n
   const major = Number(process.versions.node.split('.')[0]);
   checks.push({ level: major >= 20 ? 'ok' : 'fail', what: 'node', detail: `v${process.versions.node}${major >= 20 ? '' : ' (Bulkhead needs 20 or newer)'}` });
   checks.push(ripgrep());
-  const git = versionOf('git', ['--version']);
-  checks.push(git ? { level: 'ok', what: 'git', detail: git } : { level: 'warn', what: 'git', detail: 'not found; the git compartment needs it' });
+  checks.push(gitCheck());
   const bwrap = versionOf('bwrap', ['--version']);
   checks.push(bwrap ? { level: 'ok', what: 'bubblewrap', detail: bwrap } : { level: 'warn', what: 'bubblewrap', detail: 'not found; the shell compartment cannot sandbox commands without it' });
   if (http) checks.push(await portFree(http.host, http.port));
