@@ -18,8 +18,14 @@ export interface ChangesetLimits {
   readonly maxTotalBytes: number;
 }
 
-/** `.git` in any letter case, and the forms Windows and macOS treat as the same name. */
-const GIT_DIR_NAME = /^\.git[. ]*$/i;
+/**
+ * `.git` as git's verify_path refuses it: any letter case, and the forms Windows treats as the same
+ * name (trailing dots and spaces, the short name GIT~1, a stream after `:`). Git drops such a path
+ * from the index with no error, so it is refused here, where the model gets a clear answer.
+ */
+const GIT_DIR_NAME = /^(?:\.git|git~1)[. ]*(?::.*)?$/i;
+/** Code points HFS+ ignores in names (git's utf8.c, next_hfs_char): `.g\u200cit` is `.git` on macOS. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
 /** The folders above a repository path: `a/b/c` → `a`, `a/b`. */
 export function ancestorsOf(path: string): string[] {
@@ -45,7 +51,7 @@ export function planChanges(
     const path = repositoryPath(file.path, argument);
     const shown = decodeGitName(path);
     if (path.length === 0) throw new ToolError(`${argument} names the whole tree; give a file path`, 'bad_argument');
-    if (shown.split('/').some((part) => GIT_DIR_NAME.test(part))) {
+    if (shown.split('/').some((part) => GIT_DIR_NAME.test(part.replace(HFS_IGNORED, '')))) {
       throw new ToolError(`${argument} ${JSON.stringify(shown)} is inside .git, git's own folder; commits never hold it`, 'protected');
     }
     isProtected(shown, argument);

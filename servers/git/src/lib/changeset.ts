@@ -118,7 +118,10 @@ export async function buildCommit(repository: GitRepository, request: ChangesetR
       const info = d.change.content ? `${d.mode} ${idOf.get(d)!}` : `0 ${zero}`;
       return Buffer.concat([Buffer.from(`${info}\t`), d.change.path, Buffer.from([0])]);
     });
-    await repository.run(['update-index', '-z', '--index-info'], { stdin: Buffer.concat(indexInfo), env, signal });
+    const indexed = await repository.run(['update-index', '-z', '--index-info'], { stdin: Buffer.concat(indexInfo), env, signal });
+    // git leaves out a path it will not hold (verify_path), exit code 0: the commit would lack it.
+    const ignored = /^Ignoring path (.*)$/m.exec(indexed.stderr);
+    if (ignored) throw new ToolError(`git refused the path ${ignored[1]} (not a valid path in a commit); nothing was committed`, 'bad_argument');
     const tree = lines((await repository.run(['write-tree'], { env, signal })).stdout)[0]!;
 
     const actions = decided.map((d) => ({
@@ -133,7 +136,8 @@ export async function buildCommit(repository: GitRepository, request: ChangesetR
     const commit = lines((await repository.run(commitArgs, { stdin: Buffer.from(message, 'utf8'), env: identityEnv(request.author, request.committer), signal })).stdout)[0]!;
 
     const reflog = `commit_changeset: ${request.message.split('\n')[0]!.slice(0, 200)}`;
-    const moved = await repository.run(['update-ref', '-m', reflog, `refs/heads/${request.branch}`, commit, request.expectedOld], { okExitCodes: [1, 128], signal });
+    // --no-deref: a branch that is a symbolic ref (to a tag, say) becomes a branch; the ref it names is never moved.
+    const moved = await repository.run(['update-ref', '--no-deref', '-m', reflog, `refs/heads/${request.branch}`, commit, request.expectedOld], { okExitCodes: [1, 128], signal });
     if (moved.exitCode !== 0) {
       throw new ToolError(
         `branch ${request.branch} changed while the commit was being made (${moved.stderr.trim().split('\n')[0]}); it was left as it is and nothing was committed. Look at the branch again (git_log) and retry with its new head as expected_head.`,

@@ -84,7 +84,8 @@ export const commitChangeset = defineTool<GitCapabilities, typeof input, typeof 
       },
     );
     const validBranch = await repository.run(['check-ref-format', `refs/heads/${args.branch}`], { okExitCodes: [1], signal: ctx.signal });
-    if (validBranch.exitCode !== 0) throw new ToolError(`branch ${JSON.stringify(args.branch)} is not a valid branch name`, 'bad_argument');
+    // As git branch: HEAD (and @, which stands for it) is a valid ref name but never a branch.
+    if (validBranch.exitCode !== 0 || args.branch === 'HEAD' || args.branch === '@') throw new ToolError(`branch ${JSON.stringify(args.branch)} is not a valid branch name`, 'bad_argument');
 
     const { parent, expectedOld } = await resolveBase(repository, args, ctx.signal);
     const outcome = await buildCommit(repository, { branch: args.branch, parent, expectedOld, changes, message: args.message, author, committer: ctx.committer, signal: ctx.signal });
