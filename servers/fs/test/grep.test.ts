@@ -246,11 +246,12 @@ describe('grep: a regular expression that would backtrack forever', () => {
   const files = { 'evil.txt': `${'a'.repeat(40)}!\n`, 'ok.txt': 'aaa\n' };
 
   it('is stopped at the timeout by the built-in engine, and the server keeps serving', async () => {
-    const fs = await startFs(files, { policy: { search_engine: 'builtin', limits: { grep_timeout_ms: 500 } } });
+    // 2 s: long enough for the follow-up search's worker to start on a loaded machine.
+    const fs = await startFs(files, { policy: { search_engine: 'builtin', limits: { grep_timeout_ms: 2000 } } });
     try {
       expect(await fs.call('grep', { pattern: '(a+)+$', output_mode: 'content' })).toMatchObject({
         isError: false,
-        text: 'No matches for "(a+)+$" in the root.\n[the search stopped after 500 ms; results are partial — narrow it with path, glob or type]',
+        text: 'No matches for "(a+)+$" in the root.\n[the search stopped after 2000 ms; results are partial — narrow it with path, glob or type]',
       });
       expect(await fs.read('ok.txt')).toMatchObject({ isError: false, text: '     1\taaa' });
       expect((await fs.call('grep', { pattern: 'a+', path: 'ok.txt' })).text).toBe('ok.txt');
