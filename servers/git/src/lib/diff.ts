@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { decodeGitName, formatBytes, NEWLINE, NUL, quoteGitPath, TokenReader, type GitRepository, type PathGlobSet } from '@bulkhead/core';
 import type { GitLimits } from '../policy.js';
 import { cutText } from './commits.js';
+import { textName } from './fields.js';
 
 const MAX_PATH_BYTES = 4096;
 
@@ -332,7 +333,7 @@ export function renderDiff(output: DiffOutput, statOnly: boolean): string {
   const listed = output.files.length < output.total_files ? `; the first ${output.files.length} are listed (limits.diff_max_files)` : '';
   const lines = [`${output.total_files} file${output.total_files === 1 ? '' : 's'} changed${listed}:`];
   for (const file of output.files) {
-    const name = file.old_path !== undefined ? `${file.old_path} -> ${file.path}${file.similarity !== undefined ? ` (${file.similarity}%)` : ''}` : file.path;
+    const name = file.old_path !== undefined ? `${textName(file.old_path)} -> ${textName(file.path)}${file.similarity !== undefined ? ` (${file.similarity}%)` : ''}` : textName(file.path);
     const note = file.omitted !== undefined && (file.patch === undefined || statOnly) ? ` — ${file.omitted}` : '';
     lines.push(`  ${file.status} ${name} ${counts(file)}${note}`.replace(/ +—/, ' —').trimEnd());
   }

@@ -30,6 +30,8 @@ export const gitDiff = defineTool<GitCapabilities, typeof input, typeof diffOutp
     const requests = [...(args.from !== undefined ? [{ value: args.from, argument: 'from' }] : []), ...(args.to !== undefined ? [{ value: args.to, argument: 'to' }] : [])];
     const repository = await ctx.openRepository(args.repo);
     if (!args.staged && args.to === undefined) repository.requireWorkTree('a diff against the working tree');
+    // A bare repository has no index of its own: git would compare HEAD with an empty one, every file "deleted".
+    if (args.staged) repository.requireWorkTree('a diff of the staged changes (the index)');
     const statOnly = args.stat_only ?? false;
     const output = await repository.namingMissingRevisions(
       requests,

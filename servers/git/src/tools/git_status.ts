@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineTool, NUL, READ_ONLY_LOCAL, structuredReply, TokenReader } from '@bulkhead/core';
 import type { GitCapabilities } from '../context.js';
-import { repoField } from '../lib/fields.js';
+import { repoField, textName } from '../lib/fields.js';
 import { StatusParser, type StatusEntry, type StatusReport } from '../lib/status.js';
 
 const MAX_RECORD_BYTES = 16 * 1024;
@@ -29,7 +29,7 @@ const output = z.object({
 
 function section(title: string, entries: readonly StatusEntry[]): string[] {
   if (entries.length === 0) return [];
-  return [`${title} (${entries.length}):`, ...entries.map((e) => `  ${e.status}: ${e.from !== undefined ? `${e.from} -> ` : ''}${e.path}`)];
+  return [`${title} (${entries.length}):`, ...entries.map((e) => `  ${e.status}: ${e.from !== undefined ? `${textName(e.from)} -> ` : ''}${textName(e.path)}`)];
 }
 
 function render(report: StatusReport, truncated: boolean, maxEntries: number): string {
@@ -38,7 +38,7 @@ function render(report: StatusReport, truncated: boolean, maxEntries: number): s
   const upstream = report.upstream === null ? '' : `; upstream ${report.upstream}${report.ahead !== null ? `: ahead ${report.ahead}, behind ${report.behind}` : ' (gone)'}`;
   const lines = [`${where}${commit}${upstream}`];
   lines.push(...section('Conflicted', report.conflicted), ...section('Staged', report.staged), ...section('Not staged', report.unstaged));
-  if (report.untracked.length > 0) lines.push(`Untracked (${report.untracked.length}):`, ...report.untracked.map((path) => `  ${path}`));
+  if (report.untracked.length > 0) lines.push(`Untracked (${report.untracked.length}):`, ...report.untracked.map((path) => `  ${textName(path)}`));
   if (report.entries === 0) lines.push('Nothing to commit: the working tree and the index match HEAD.');
   if (truncated) lines.push(`[only the first ${maxEntries} changed paths are listed; there are more]`);
   return lines.join('\n');
