@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { constants } from 'node:fs';
-import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
+import { constants, readdirSync, type Dirent } from 'node:fs';
+import { lstat, open, realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { ToolError } from '../errors.js';
 import type { ConfinedPath, Roots } from '../paths/roots.js';
@@ -24,6 +24,14 @@ const MAX_ALTERNATE_DEPTH = 5;
  */
 const GIT_DIR_FOLDERS = ['', 'logs', 'logs/refs', 'logs/refs/heads'];
 const COMMON_DIR_FOLDERS = ['', 'objects', 'objects/pack', 'objects/info', 'refs', 'refs/heads', 'refs/tags', 'refs/remotes', 'logs', 'logs/refs', 'logs/refs/heads'];
+
+function listFolder(path: string): Dirent[] {
+  try {
+    return readdirSync(path, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
 
 async function isFolder(path: string): Promise<boolean> {
   return stat(path).then(
@@ -169,16 +177,14 @@ class RepositoryFinder {
   /** Symlinks among the parts git reads and writes (objects, packs, refs, reflogs, HEAD, config, index) must point inside the roots. */
   async checkSymlinks(gitDir: string, commonDir: string): Promise<void> {
     const folders = new Map<string, string>([...GIT_DIR_FOLDERS.map((f) => [join(gitDir, f), f] as const), ...COMMON_DIR_FOLDERS.map((f) => [join(commonDir, f), f] as const)]);
-    const listed = await Promise.all(
-      [...folders].map(async ([folder, shown]) => {
-        const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
-        return entries
-          .filter((entry) => entry.isSymbolicLink())
-          .map((entry) => ({ path: join(folder, entry.name), shown: shown === '' ? entry.name : `${shown}/${entry.name}` }))
-          .sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0));
-      }),
+    // Listed synchronously: a few small folders, far cheaper than a thread-pool round trip each.
+    const links = [...folders].flatMap(([folder, shown]) =>
+      listFolder(folder)
+        .filter((entry) => entry.isSymbolicLink())
+        .map((entry) => ({ path: join(folder, entry.name), shown: shown === '' ? entry.name : `${shown}/${entry.name}` }))
+        .sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0)),
     );
-    for (const link of listed.flat()) await this.inside(link.path, `its git directory's ${link.shown} (a symlink)`);
+    for (const link of links) await this.inside(link.path, `its git directory's ${link.shown} (a symlink)`);
   }
 
   /** Objects borrowed from elsewhere (objects/info/alternates) would be read from outside the roots. `objectsDir` is a real path. */
