@@ -217,3 +217,31 @@ describe('a git process that hangs is killed at the timeout (a real server proce
     expect((await call('git_refs', { repo: 'repo' })).isError).toBe(false);
   });
 });
+
+describe('FIFOs where git reads its own files never hang a call', () => {
+  let h: AttackServer;
+  beforeAll(async () => {
+    h = await startAttackServer({ policy: { limits: { timeout_ms: 400 } } });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it.each([['commondir'], ['objects/info/alternates'], ['HEAD'], ['config'], ['packed-refs']])('.git/%s is a FIFO: the call ends at the timeout and no git is left', async (part) => {
+    const name = part.replaceAll('/', '-');
+    const repo = initRepo(h.ws.path(name));
+    commit(repo, 'one', { 'a.txt': 'a\n' });
+    rmSync(join(repo, '.git', part), { force: true });
+    execFileSync('mkfifo', [join(repo, '.git', part)]);
+    const started = Date.now();
+    expect(await h.outcome('git_log', { repo: name })).toEqual(refused('git log did not finish within 400 ms and was stopped (limits.timeout_ms)'));
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(processesMentioning(`--git-dir=${join(repo, '.git')}`)).toEqual([]);
+  });
+
+  it('.git itself is a FIFO: refused at once, nothing opened', async () => {
+    mkdirSync(h.ws.path('fifo'));
+    execFileSync('mkfifo', [h.ws.path('fifo/.git')]);
+    expect(await h.outcome('git_log', { repo: 'fifo' })).toEqual(refused(`fifo: its git directory ${h.ws.path('fifo/.git')} (.git) is not a folder; the repository is broken`));
+  });
+});
