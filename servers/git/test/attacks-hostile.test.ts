@@ -345,6 +345,54 @@ describe('a hostile repository runs no program through any tool', () => {
     expect(markers(marker)).toEqual([]);
   });
 
+  it('a bare repository whose config names a working tree outside the roots (core.bare false, core.worktree), with a filter and fsmonitor', async () => {
+    h = await startAttackServer({ policy: { allow_write: true } });
+    const source = initRepo(h.ws.path('source'));
+    commit(source, 'one', { 'a.txt': 'one\n' });
+    commit(source, 'two', { 'a.txt': 'two\n' });
+    git(h.ws.root, ['clone', '-q', '--bare', 'source', 'fake.git']);
+    const fake = h.ws.path('fake.git');
+    const program = evilProgram(outside.path('bin'), 'worktree-filter', marker);
+    // A checkout outside the roots, recorded in fake.git's own index, stat-clean.
+    const worktree = outside.mkdir('worktree');
+    const root = h.ws.root;
+    const plain = (args: string[]) => git(root, ['--git-dir=fake.git', `--work-tree=${worktree}`, ...args]);
+    plain(['config', 'core.bare', 'false']);
+    plain(['config', 'core.worktree', worktree]);
+    plain(['checkout', '-q', '-f', 'main']);
+    writeFileSync(join(worktree, 'outside-secret-name.txt'), 'secret\n');
+    plain(['config', 'filter.evil.clean', program]);
+    plain(['config', 'filter.evil.smudge', program]);
+    plain(['config', 'core.fsmonitor', program]);
+    writeFileSync(join(fake, 'info/attributes'), '* filter=evil\n');
+    // Live: plain git in that repository runs the programs.
+    execFileSync(REAL_GIT, ['--git-dir', fake, 'status'], { env: { PATH: process.env['PATH'] ?? '', HOME: outside.root, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' }, stdio: 'ignore' });
+    expect(markers(marker)).toEqual(['worktree-filter']);
+    writeFileSync(marker, '');
+
+    const head = git(fake, ['rev-parse', 'HEAD']).trim();
+    const bare = (what: string) => ({ isError: true, text: `fake.git is a bare repository: it has no working tree, so ${what} does not apply` });
+    expect(await h.outcome('git_status', { repo: 'fake.git' })).toEqual(bare('git_status'));
+    expect(await h.outcome('git_diff', { repo: 'fake.git' })).toEqual(bare('a diff against the working tree'));
+    expect(await h.outcome('git_diff', { repo: 'fake.git', staged: true })).toEqual(bare('a diff of the staged changes (the index)'));
+    for (const [name, args] of [
+      ['git_log', {}],
+      ['git_diff', { from: 'HEAD~1', to: 'HEAD' }],
+      ['git_show', { rev: 'HEAD' }],
+      ['git_show', { rev: 'HEAD~1' }],
+      ['git_show_file', { rev: 'HEAD', path: 'a.txt' }],
+      ['git_blame', { path: 'a.txt' }],
+      ['git_refs', { kind: 'all' }],
+      ['commit_changeset', { branch: 'main', expected_head: head, message: 'm', files: [{ path: 'a.txt', content: 'three\n' }] }],
+    ] as const) {
+      const result = await h.call(name, { repo: 'fake.git', ...args });
+      expect(result.isError, `${name}: ${result.text}`).toBe(false);
+      expect(result.text).not.toContain('outside-secret-name');
+      expect(markers(marker), name).toEqual([]);
+    }
+    expect(readFileSync(join(worktree, 'a.txt'), 'utf8')).toBe('two\n');
+  });
+
   it('a repository owned by another user (git would refuse to discover it) is read with the same protections', async () => {
     if (process.getuid?.() !== 0) return;
     h = await startAttackServer({ policy: { allow_write: true } });
