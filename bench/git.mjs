@@ -25,9 +25,11 @@ const PEER_BIN = join(PEER_DIR, 'dist', 'index.js');
 const TRACE_MODULE = join(BENCH, 'lib', 'git-trace.mjs');
 const TRACE_FILE = join(WORK, 'trace.jsonl');
 /** Calls per case in the profile pass (after one warmup). */
-const PROFILE_CALLS = 5;
+const PROFILE_CALLS = 7;
 
 const RUNS = 10;
+/** Cases of well under a second get this many times the rounds: their medians move more with load. */
+const FAST_ROUNDS_FACTOR = 3;
 const LOG_COUNT = 50;
 const LOG_SKIP = 50_000;
 const WINDOW = { offset: 50_001, limit: 100 };
@@ -38,7 +40,8 @@ const RAW_FACTOR = 1.5;
 
 const USAGE = `usage: pnpm bench git [--runs N] [--cases LIST] [--sides LIST] [--no-profile]
 
-  --runs N        timed rounds per case after one warmup call per side (default ${RUNS})
+  --runs N        timed rounds per blame case after one warmup call per side (default ${RUNS});
+                  the four faster cases get ${FAST_ROUNDS_FACTOR} times as many
   --cases LIST    comma-separated subset of ${CASE_IDS.join(',')} (default: all)
   --sides LIST    comma-separated subset of ${SIDES.join(',')} (default: all)
   --no-profile    skip the untimed profile pass that splits each bulkhead call into its git
@@ -237,7 +240,14 @@ function blameCase(ctx, { whole }) {
       : `git_blame: lines 1-${BLAME_PAGE} of that ${lines.toLocaleString('en-US')}-line file`,
     sides: {
       bulkhead: whole
-        ? { ...pagedServerSide(ctx.start.ours, 'git_blame', { path, rev: head }, nextStart), verify: (text) => sameBlame(oursLines(text), want, span) }
+        ? {
+            ...pagedServerSide(ctx.start.ours, 'git_blame', { path, rev: head }, nextStart),
+            verify: (text) => {
+              const check = sameBlame(oursLines(text), want, span);
+              const calls = text.split('\f').length;
+              return { ...check, detail: `${check.detail} (${calls === 1 ? 'one call' : `${calls} calls`})` };
+            },
+          }
         : { ...serverSide(ctx.start.ours, 'git_blame', { path, rev: head, start_line: 1, end_line: BLAME_PAGE }), verify: (text) => sameBlame(oursLines(text), want, span) },
       peer: {
         ...serverSide(ctx.start.peer, 'git_blame', { path: ctx.info.repo, filePath: path, ...(whole ? {} : { startLine: 1, endLine: BLAME_PAGE }) }),
@@ -248,7 +258,7 @@ function blameCase(ctx, { whole }) {
     oursRequest: { name: 'git_blame', args: whole ? { path, rev: head } : { path, rev: head, start_line: 1, end_line: BLAME_PAGE } },
     rawCommand: `git blame --porcelain ${whole ? '' : `-L 1,${BLAME_PAGE} `}<HEAD hash> -- <path>`,
     requests: whole
-      ? { bulkhead: `git_blame path rev=<HEAD hash>, then start_line=<next> while the footer offers one (${Math.ceil(lines / BLAME_PAGE)} calls: at most ${BLAME_PAGE} lines per call)`, peer: 'git_blame filePath (no rev argument: it blames the checkout, clean at HEAD)' }
+      ? { bulkhead: 'git_blame path rev=<HEAD hash>, then start_line=<next> while the footer offers one', peer: 'git_blame filePath (no rev argument: it blames the checkout, clean at HEAD)' }
       : { bulkhead: `git_blame rev=<HEAD hash> start_line=1 end_line=${BLAME_PAGE}`, peer: `git_blame filePath startLine=1 endLine=${BLAME_PAGE}` },
   };
 }
@@ -261,12 +271,13 @@ function buildCases(ctx) {
 async function runCase(ctx, spec) {
   if (process.stderr.isTTY) process.stderr.write(`  ${spec.label} ...`);
   const sides = Object.fromEntries(Object.entries(spec.sides).filter(([key]) => ctx.sides.includes(key)));
-  const results = await measureSides(sides, ctx.runs, (key, check) => {
+  const rounds = spec.id.startsWith('blame') ? ctx.runs : ctx.runs * FAST_ROUNDS_FACTOR;
+  const results = await measureSides(sides, rounds, (key, check) => {
     if (!check.ok) ctx.checks[key === 'peer' ? 'peer' : 'ours'].add(`${spec.label} (${SIDE_NAMES[key]}): ${check.detail}`);
   });
   const show = (m) => (m === undefined ? '' : m.error ? m.error : `${formatMs(m.median)}${m.wrong ? ' (wrong reply)' : ''}`);
   process.stderr.write(`${process.stderr.isTTY ? '\r\x1b[K' : ''}  ${spec.label}: ${ctx.sides.map((key) => `${SIDE_NAMES[key]} ${show(results[key])}`).join(', ')}\n`);
-  return { id: spec.id, label: spec.label, rawCommand: spec.rawCommand, requests: spec.requests, ...results };
+  return { id: spec.id, label: spec.label, rounds, rawCommand: spec.rawCommand, requests: spec.requests, ...results };
 }
 
 // ── targets and output ──────────────────────────────────────────────────────────────────────
@@ -279,7 +290,7 @@ function targets(rows, sides) {
     const each = rows.map((row) => {
       const { bulkhead: ours, peer } = row;
       const ok = !ours.error && !ours.wrong && (peer.error !== undefined || peer.wrong !== undefined || peer.median > ours.median);
-      const why = peer.error ? 'peer failed' : peer.wrong ? `peer ${formatMs(peer.median)}, but its reply is wrong` : `${(peer.median / ours.median).toFixed(2)}×`;
+      const why = peer.error ? 'peer failed' : peer.wrong ? `${(peer.median / ours.median).toFixed(2)}× on time, but the peer's reply is wrong, so it cannot win` : `${(peer.median / ours.median).toFixed(2)}×`;
       return { ok, text: `${row.id} ${why}` };
     });
     lines.push(`- Faster than @cyanheads/git-mcp-server on each case: ${verdict(each.every((e) => e.ok))} (${each.map((e) => `${e.text}${e.ok ? '' : ' ✗'}`).join('; ')})`);
@@ -314,7 +325,7 @@ function machine(stale) {
 function methodNotes(runs) {
   return `Method:
 - One run, three sides per case: bulkhead-git and the peer, each a fresh server process per case driven over stdio by the MCP SDK client (times are client-side \`tools/call\` round trips: JSON-RPC, serialization and the pipe included), and the raw git CLI, spawned per call with the equivalent arguments and timed from spawn to exit with all of its output read (the floor any git-based server sits on). Raw git runs with no system or global config, as bulkhead does.
-- Each side gets one warmup call, then ${runs} rounds; each round calls every side once, in an order that rotates by one from round to round. Medians and p90 (nearest rank) of the timed rounds. A side stops after its first error or after one call slower than ${SLOW_MS / 1000} s (†); calls time out after ${CALL_TIMEOUT_MS / 1000} s.
+- Each side gets one warmup call, then ${runs * FAST_ROUNDS_FACTOR} rounds (${runs} for the blame cases, which take about a second a call); each round calls every side once, in an order that rotates by one from round to round. Medians and p90 (nearest rank) of the timed rounds. A side stops after its first error or after one call slower than ${SLOW_MS / 1000} s (†); calls time out after ${CALL_TIMEOUT_MS / 1000} s.
 - Every reply, warmups included, is checked against plain git run beforehand (untimed): the same 50 commit hashes in order for git_log, the same set and count of changed files for git_diff (the whole patch, byte for byte, where a side returns it whole), the exact generated lines for git_show_file, the same commit for every line git_blame lists. A wrong reply is flagged in the table and cannot count as a win.
 - The repository is generated deterministically by \`git fast-import\` (bench/lib/git-data.mjs) with a commit-graph written as \`git gc\` would, and cached under bench/.work/git/. Its packs are in the page cache after the warmups.
 - Bulkhead does more per call than the peer: it checks its permission policy, verifies revisions, bounds every output and appends a hash-chained audit line (all on by default).
@@ -332,16 +343,17 @@ function findings(rows, profiles) {
   const row = (id) => rows.find((r) => r.id === id);
   const profile = (id) => profiles.find((p) => p.id === id);
   const out = [];
-  const checked = profiles.filter((p) => p.gits.length > 1 && p.gits[0].command === 'cat-file');
+  // Only where it matters: an extra process worth at least 5% of the call.
+  const checked = profiles.filter((p) => p.gits.length > 1 && p.gits[0].command === 'cat-file' && p.gits[0].ms > 0.05 * p.client);
   if (checked.length > 0) {
     const log = checked.find((p) => p.id === 'log-tip');
     const logRow = row('log-tip');
     const logText = log && logRow?.git && !logRow.git.error ? ` On git_log at the tip it is ${formatMs(log.gits[0].ms)} of a ${formatMs(log.client)} round trip, against ${formatMs(logRow.git.median)} for the whole raw \`git log\`.` : '';
     out.push(
-      `- **A separate git process before the one that does the work.** ${checked.map((p) => p.id).join(', ')} start with \`git cat-file\` (${span(checked.map((p) => p.gits[0].ms))}: a revision check, or a line count) where raw git runs one process.${logText} Suggestions: give the revision to the working command itself after \`--end-of-options\` and turn git's "bad revision" / "unknown revision" error into the same clear message; where a blob is read anyway, one \`git cat-file --batch-command\` process (git ≥ 2.36) can answer \`info <rev>^{commit}\` and then \`contents <commit>:<path>\`; or keep one long-lived \`cat-file --batch-check\` per repository so that a check is a pipe round trip.`,
+      `- **A separate git process before the one that does the work.** ${checked.map((p) => p.id).join(', ')} ${checked.length === 1 ? 'starts' : 'start'} with \`git cat-file\` (${span(checked.map((p) => p.gits[0].ms))}: a revision check, or a line count) where raw git runs one process.${logText} Suggestions: give the revision to the working command itself after \`--end-of-options\` and turn git's "bad revision" / "unknown revision" error into the same clear message; where a blob is read anyway, one \`git cat-file --batch-command\` process (git ≥ 2.36) can answer \`info <rev>^{commit}\` and then \`contents <commit>:<path>\`; or keep one long-lived \`cat-file --batch-check\` per repository so that a check is a pipe round trip.`,
     );
   }
-  const config = profiles.filter((p) => p.gits.some((g) => g.command === 'config'));
+  const config = profiles.filter((p) => p.gits.some((g) => g.command === 'config' && g.ms > 0.03 * p.client));
   if (config.length > 0) {
     const what = { 'log-tip': 'git_log', 'log-skip': 'git_log', diff: 'git_diff between two commits', 'show-file': 'git_show_file at a commit', 'blame-page': 'git_blame at a commit' };
     const names = [...new Set(config.map((p) => what[p.id] ?? p.id))];
@@ -351,15 +363,23 @@ function findings(rows, profiles) {
   }
   const blamePage = row('blame-page');
   const blameFile = row('blame-file');
-  if (blamePage?.git?.median && blameFile?.git?.median && blameFile.bulkhead?.median) {
+  const blamePages = blameFile?.bulkhead?.pages;
+  if (blamePage?.git?.median && blameFile?.git?.median && blameFile.bulkhead?.median > RAW_FACTOR * blameFile.git.median && blamePages > 1) {
     out.push(
-      `- **Blame pages repeat the history walk.** git blame's cost here is walking 100,000 commits for the file, not the number of lines: raw \`git blame -L 1,500\` took ${formatMs(blamePage.git.median)} and the whole file ${formatMs(blameFile.git.median)}. At 500 lines per call the 1,500-line file takes three calls and three walks: ${formatMs(blameFile.bulkhead.median)} against ${formatMs(blameFile.git.median)}. Blame the whole file once per (commit, path) and serve the later pages from a small cache, or let one call cover the whole file when it is not much longer than the cap. (A repository with changed-path Bloom filters, \`git commit-graph write --changed-paths\`, walks much faster; this one, like most, has none.)`,
+      `- **Blame pages repeat the history walk.** git blame's cost here is walking 100,000 commits for the file, not the number of lines: raw \`git blame -L 1,500\` took ${formatMs(blamePage.git.median)} and the whole file ${formatMs(blameFile.git.median)}. Read page by page, the file takes ${blamePages} calls and ${blamePages} walks: ${formatMs(blameFile.bulkhead.median)} against ${formatMs(blameFile.git.median)}. Blame the whole file once per (commit, path) and serve the later pages from a small cache, or let one call cover the whole file when it is not much longer than the cap. (A repository with changed-path Bloom filters, \`git commit-graph write --changed-paths\`, walks much faster; this one, like most, has none.)`,
     );
   }
   const diff = profile('diff');
   if (diff && diff.structuredBytes > 0.5 * diff.textBytes) {
     out.push(
       `- **git_diff sends its patches twice.** The reply carries ${kib(diff.textBytes)} of text and ${kib(diff.structuredBytes)} of structuredContent, which holds the patches again (${kib(diff.replyBytes)} of JSON in all). Writing it takes ${formatMs(diff.afterGit)} in the server after git ends, and piping and parsing it ${formatMs(diff.outside)} more in the client. Keeping patch bodies in one of the two (the structured list could carry paths, status and counts only) would roughly halve that.`,
+    );
+  }
+  const tip = profile('log-tip');
+  const tipRow = row('log-tip');
+  if (tip && tipRow?.git?.median && tipRow.bulkhead?.median > RAW_FACTOR * tipRow.git.median) {
+    out.push(
+      `- **Fixed costs on a short command.** git_log at the tip is ${formatMs(tipRow.bulkhead.median)} against ${formatMs(tipRow.git.median)} for raw git. In the profile its one git process takes ${formatMs(tip.gitTotal)}; the server adds ${formatMs(tip.beforeGit)} before it (arguments, permission gate, and locating the repository and confining each of its parts to the roots, which is redone on every call) and ${formatMs(tip.afterGit)} after it, and the MCP round trip outside the server ${formatMs(tip.outside)}. Caching the checked repository layout (re-checked with one realpath of the git directory) would trim the first; the rest is the price of a server between the client and git.`,
     );
   }
   const blocked = profiles.map((p) => p.spawnBlocking / p.gits.length).filter(Number.isFinite);
@@ -372,7 +392,7 @@ function findings(rows, profiles) {
 function profileSection(rows, profiles) {
   if (profiles.length === 0) return '';
   const found = findings(rows, profiles);
-  return `Where bulkhead's time goes (profile pass):\n\nAn untimed pass after the timed rounds: each bulkhead request ${PROFILE_CALLS} more times (after a warmup) to a server preloaded with bench/lib/git-trace.mjs, which notes when the request arrived, each git process the call started and when the reply was written. Medians; the whole-file blame is three calls like the page case's.\n\n${profileTable(profiles)}\n\n${found ? `${found}\n\n` : ''}`;
+  return `Where bulkhead's time goes (profile pass):\n\nAn untimed pass after the timed rounds: each bulkhead request ${PROFILE_CALLS} more times (after a warmup) to a server preloaded with bench/lib/git-trace.mjs, which notes when the request arrived, each git process the call started and when the reply was written. Medians; for the whole-file blame, its first call.\n\n${profileTable(profiles)}\n\n${found ? `${found}\n\n` : ''}`;
 }
 
 function describeData(info) {
@@ -393,7 +413,7 @@ function writeResults(dir, { command, runs, info, rows, checks, table, targetTex
   const blameNote = peerBlame?.wrong
     ? `\n\nWhy the peer's git_blame is wrong: it runs \`git blame --porcelain\` and keeps a line only when that line's header block carries \`author\` and \`author-time\`, but porcelain output gives a commit's details only the first time the commit appears, so every later line from an already-seen commit is dropped (${peerBlame.wrong}).`
     : '';
-  const md = `# git benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}, ${m.git}; load average ${startLoad} at the start, ${m.load} at the end  \nCompared with: ${m.peer} and the raw git CLI  \nBulkhead commit: ${m.commit}${rebuilt ? '  \n**Warning: servers/git or shared was rebuilt during this run; its rows mix two builds.**' : ''}\n\n${describeData(info)} ${runs} timed rounds per case.\n\n${table}\n\nTargets (issue 5):\n${targetText}\n\n${checkText}${blameNote}\n\n${profileSection(rows, profiles)}${methodNotes(runs)}\n`;
+  const md = `# git benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}, ${m.git}; load average ${startLoad} at the start, ${m.load} at the end  \nCompared with: ${m.peer} and the raw git CLI  \nBulkhead commit: ${m.commit}${rebuilt ? '  \n**Warning: servers/git or shared was rebuilt during this run; its rows mix two builds.**' : ''}\n\n${describeData(info)} ${runs * FAST_ROUNDS_FACTOR} timed rounds for the git_log, git_diff and git_show_file cases, ${runs} for the blame cases.\n\n${table}\n\nTargets (issue 5):\n${targetText}\n\n${checkText}${blameNote}\n\n${profileSection(rows, profiles)}${methodNotes(runs)}\n`;
   writeFileSync(join(dir, 'git.md'), md);
   const { repo: _path, ...data } = info;
   writeFileSync(join(dir, 'git.json'), `${JSON.stringify({ command, date, machine: { ...m, startLoad, rebuiltDuringRun: rebuilt }, runs, data, rows, profiles, mismatches: [...checks.ours], peerMismatches: [...checks.peer] }, null, 2)}\n`);
@@ -408,7 +428,7 @@ export async function main(argv) {
   process.stderr.write('Working out the expected replies with plain git ...\n');
   const expected = expectations(info, { skip: LOG_SKIP, count: LOG_COUNT, window: WINDOW });
   const ctx = { ...options, info, expected, start: starters(info.repo), checks: { ours: new Set(), peer: new Set() } };
-  process.stderr.write(`Running the git bench (${ctx.runs} rounds per case after a warmup; sides: ${ctx.sides.map((key) => SIDE_NAMES[key]).join(', ')})\n`);
+  process.stderr.write(`Running the git bench (${ctx.runs * FAST_ROUNDS_FACTOR} rounds per case, ${ctx.runs} for blame, after a warmup; sides: ${ctx.sides.map((key) => SIDE_NAMES[key]).join(', ')})\n`);
   const startLoad = loadavg().map((n) => n.toFixed(1)).join(' ');
   const startBuild = buildStamp();
   const rows = [];
@@ -416,8 +436,7 @@ export async function main(argv) {
   let profiles = [];
   if (ctx.profile) {
     process.stderr.write(`Profile pass (untimed): ${PROFILE_CALLS} traced calls per bulkhead request\n`);
-    // The whole-file blame's calls are the page case's request and its next two pages.
-    const specs = buildCases(ctx).filter((spec) => spec.id !== 'blame-file');
+    const specs = buildCases(ctx);
     profiles = await profileCases(specs, ctx.start.traced, TRACE_FILE, PROFILE_CALLS);
   }
   const rebuilt = ctx.sides.includes('bulkhead') && buildStamp() !== startBuild;

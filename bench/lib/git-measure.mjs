@@ -100,6 +100,7 @@ export function pagedServerSide(start, name, args, next) {
             ms += reply.ms;
             texts.push(reply.text);
           }
+          this.pages = texts.length;
           return { ms, text: texts.join('\f') };
         },
         peakRssKb: () => server.peakRssKb(),
@@ -157,6 +158,7 @@ export async function measureSides(sides, rounds, onCheck) {
         ...(side.wrong ? { wrong: side.wrong } : {}),
         ...(side.error ? { error: side.error, errorMs: side.errorMs } : {}),
         ...(side.note ? { note: side.note } : {}),
+        ...(side.runner.pages ? { pages: side.runner.pages } : {}),
       };
     }
     return results;
