@@ -99,7 +99,9 @@ describe('runGitProcess', () => {
     expect(Object.keys(env).filter((key) => key.startsWith('GIT_')).sort()).toEqual(
       ['GIT_ALLOW_PROTOCOL', 'GIT_ATTR_NOSYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_SYSTEM', 'GIT_NO_REPLACE_OBJECTS', 'GIT_OPTIONAL_LOCKS', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT'].sort(),
     );
-    expect(readdirSync(env['HOME']!)).toEqual([]);
+    // A HOME below a device file: nothing can ever be read from it or created in it.
+    expect([env['HOME'], env['XDG_CONFIG_HOME']]).toEqual(['/dev/null', '/dev/null']);
+    expect(() => readdirSync(`${env['HOME']}/.config`)).toThrow(/ENOTDIR/);
     expect(HARDENED_GIT_OPTIONS).toEqual(expect.arrayContaining(['--no-pager', '-c', 'core.fsmonitor=false', 'core.hooksPath=/dev/null', 'protocol.allow=never', 'diff.external=']));
   });
 

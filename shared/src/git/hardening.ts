@@ -1,7 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-
 /**
  * Configuration given on every git command line. Command-line values win over the repository's
  * own `.git/config`, which is untrusted: each entry names a way a hostile repository (or an
@@ -49,17 +45,12 @@ const HARDENED_CONFIG: readonly (readonly [key: string, value: string])[] = [
  */
 export const HARDENED_GIT_OPTIONS: readonly string[] = ['--no-pager', '--no-replace-objects', ...HARDENED_CONFIG.flatMap(([key, value]) => ['-c', `${key}=${value}`])];
 
-let emptyHome: string | undefined;
-
-/** An empty folder for HOME, so no ~/.gitconfig, ~/.config/git/attributes or ignore file applies. */
-function homeFolder(): string {
-  if (emptyHome === undefined) {
-    const folder = mkdtempSync(join(tmpdir(), 'bulkhead-git-home-'));
-    emptyHome = folder;
-    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
-  }
-  return emptyHome;
-}
+/**
+ * HOME and XDG_CONFIG_HOME for git: a path below a device file can never exist or be created, so
+ * no ~/.gitconfig, ~/.config/git/attributes or ignore file applies, and there is no folder to
+ * create or to leave behind (git treats "not a directory" like "missing" here).
+ */
+const NO_HOME = '/dev/null';
 
 /**
  * The whole environment of a git process, built from nothing: the parent's GIT_DIR,
@@ -67,11 +58,10 @@ function homeFolder(): string {
  * adds what one command needs (a temporary index, an author).
  */
 export function gitEnvironment(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
-  const home = homeFolder();
   const env: Record<string, string> = {
     PATH: process.env['PATH'] ?? '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    XDG_CONFIG_HOME: home,
+    HOME: NO_HOME,
+    XDG_CONFIG_HOME: NO_HOME,
     LC_ALL: 'C',
     LANG: 'C',
     GIT_CONFIG_NOSYSTEM: '1',

@@ -14,7 +14,7 @@ const input = z.strictObject({
   author: z.string().optional().describe('Only commits whose author name or email matches this extended regular expression'),
   grep: z.string().optional().describe('Only commits whose message matches this extended regular expression (fix|bug)'),
   max_count: z.number().int().min(1).max(10_000).optional().describe('How many commits to show (default 50, at most 500)'),
-  skip: z.number().int().min(0).optional().describe('Commits to skip first, for the next page (the footer gives it)'),
+  skip: z.number().int().min(0).max(1_000_000_000).optional().describe('Commits to skip first, for the next page (the footer gives it)'),
 });
 
 const output = z.object({
