@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commit, git, initRepo, ODD_NAME_SHOWN, startGit, writeFiles, type GitHarness } from './helpers.js';
@@ -160,6 +160,23 @@ describe('commit_changeset', () => {
     const result = await changeset({ files: [{ path: 'a.txt', content: 'a\n' }] });
     expect(result.structured).toEqual({ committed: false, commit: null, branch: 'main', parent: head, files: [{ path: 'a.txt', action: 'unchanged' }] });
     expect(git(repo, ['rev-parse', 'main']).trim()).toBe(head);
+  });
+
+  it('refuses a branch whose ref or reflog folder is a symlink to outside the roots, writing nothing there', async () => {
+    const outside = `${h.ws.root}_refs_out`;
+    mkdirSync(join(outside, 'logs'), { recursive: true });
+    // Below the top folders the repository check looks at: refs/heads/team/feature.
+    mkdirSync(join(repo, '.git/refs/heads/team'));
+    symlinkSync(outside, join(repo, '.git/refs/heads/team/feature'));
+    const refused = await changeset({ branch: 'team/feature/x', create: true, files: [{ path: 'f.txt', content: 'f\n' }] });
+    expect(refused).toMatchObject({ isError: true, text: 'the branch team/feature/x cannot be written: refs/heads/team/feature in the repository is a symlink; nothing was committed' });
+    rmSync(join(repo, '.git/refs/heads/team/feature'));
+    mkdirSync(join(repo, '.git/logs/refs/heads/team'), { recursive: true });
+    symlinkSync(join(outside, 'logs'), join(repo, '.git/logs/refs/heads/team/feature'));
+    const viaLog = await changeset({ branch: 'team/feature/y', create: true, files: [{ path: 'f.txt', content: 'f\n' }] });
+    expect(viaLog.text).toBe('the branch team/feature/y cannot be written: logs/refs/heads/team/feature in the repository is a symlink; nothing was committed');
+    expect([readdirSync(outside), readdirSync(join(outside, 'logs'))]).toEqual([['logs'], []]);
+    rmSync(outside, { recursive: true });
   });
 
   it('creates a branch from expected_head, and a first commit in an empty repository', async () => {

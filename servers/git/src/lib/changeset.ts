@@ -1,6 +1,6 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { decodeGitName, ToolError, type GitRepository } from '@bulkhead/core';
 import type { Identity } from '../policy.js';
 import { ancestorsOf, type PlannedChange } from './changeset-plan.js';
@@ -135,6 +135,7 @@ export async function buildCommit(repository: GitRepository, request: ChangesetR
     const commitArgs = ['commit-tree', '--no-gpg-sign', ...(request.parent ? ['-p', request.parent] : []), '-F', '-', tree];
     const commit = lines((await repository.run(commitArgs, { stdin: Buffer.from(message, 'utf8'), env: identityEnv(request.author, request.committer), signal })).stdout)[0]!;
 
+    await refuseLinkedRefFolders(repository.layout.commonDir, request.branch);
     const reflog = `commit_changeset: ${request.message.split('\n')[0]!.slice(0, 200)}`;
     // --no-deref: a branch that is a symbolic ref (to a tag, say) becomes a branch; the ref it names is never moved.
     const moved = await repository.run(['update-ref', '--no-deref', '-m', reflog, `refs/heads/${request.branch}`, commit, request.expectedOld], { okExitCodes: [1, 128], signal });
@@ -147,5 +148,25 @@ export async function buildCommit(repository: GitRepository, request: ChangesetR
     return { commit, tree, actions };
   } finally {
     await rm(temp, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The repository check looks at the top folders git keeps refs and logs in; a branch with slashes
+ * (`feature/x`) also goes through folders below them, and update-ref would follow a symlink there
+ * to write the ref or its reflog outside the roots.
+ */
+async function refuseLinkedRefFolders(commonDir: string, branch: string): Promise<void> {
+  const folders = branch.split('/').slice(0, -1);
+  for (const base of ['refs/heads', 'logs/refs/heads']) {
+    let path = join(commonDir, base);
+    for (const folder of folders) {
+      path = join(path, folder);
+      const stat = await lstat(path).catch(() => undefined);
+      if (stat === undefined) break;
+      if (!stat.isDirectory()) {
+        throw new ToolError(`the branch ${branch} cannot be written: ${base}/${relative(join(commonDir, base), path)} in the repository is ${stat.isSymbolicLink() ? 'a symlink' : 'not a folder'}; nothing was committed`, 'outside_roots');
+      }
+    }
   }
 }
