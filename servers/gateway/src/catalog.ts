@@ -58,7 +58,17 @@ export class Catalog {
   /** Built on the first search after a change, so a burst of updates costs one build. */
   private index: ToolIndex | undefined;
 
-  constructor(private readonly pins: PinStore) {}
+  /**
+   * `namespaces` fixes the order tools are listed in (the configuration's), whichever server
+   * answers first at start-up: a listing that changed order from one start to the next would look
+   * like a new tool list to clients and to prompt caches.
+   */
+  constructor(
+    private readonly pins: PinStore,
+    namespaces: readonly string[] = [],
+  ) {
+    for (const namespace of namespaces) this.sources.set(namespace, { tools: [], builtin: false });
+  }
 
   /** Replaces one namespace's tools; changed definitions are quarantined, not listed. */
   update(namespace: string, tools: readonly Tool[], builtin: boolean): void {

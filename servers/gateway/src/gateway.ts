@@ -103,7 +103,7 @@ function metaDescription(tool: MetaTool): Tool {
  */
 export function createGateway(options: GatewayOptions): Gateway {
   const pins = new PinStore(options.controlDir);
-  const catalog = new Catalog(pins);
+  const catalog = new Catalog(pins, options.downstreams.map((spec) => spec.namespace));
   const auditor = new CallAuditor(options.controlDir, GATEWAY_NAMESPACE, options.audit);
   const validator = new ArgumentValidator();
   const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
