@@ -1,10 +1,10 @@
 import { constants, fstatSync, promises as fsp, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join, relative, sep } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { ToolError } from '../errors.js';
 import type { ConfinedPath, PathPurpose, Roots } from './roots.js';
 import { OPEN_READ_FLAGS } from './roots.js';
+import { stemOf, tempName } from './temp-names.js';
 
 export interface OpenedFile {
   readonly handle: FileHandle;
@@ -223,21 +223,6 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
   } finally {
     await folder.close();
   }
-}
-
-/** `name` cut to at most 200 bytes, so a hidden name made from it stays within the 255-byte limit. */
-function stemOf(name: string): string {
-  let stem = '';
-  for (const char of name) {
-    if (Buffer.byteLength(stem) + Buffer.byteLength(char) > 200) break;
-    stem += char;
-  }
-  return stem;
-}
-
-/** A hidden temp name beside `name`. */
-function tempName(name: string): string {
-  return `.${stemOf(name)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
 }
 
 /** The lock file beside `name` that writers hold while they check it and replace it. */

@@ -1,9 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { constants, fstatSync, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ToolError } from '../errors.js';
 import { lstatIfExists, type EntryKind } from './tree.js';
+import { tempName } from './temp-names.js';
 
 /** How an entry got to its new place. */
 export type MoveMethod = 'renamed' | 'copied';
@@ -14,21 +14,6 @@ function code(error: unknown): string | undefined {
 
 function existsError(toShown: string): ToolError {
   return new ToolError(`${toShown} already exists; nothing was moved`, 'exists');
-}
-
-/** `name` cut to at most 200 bytes, so a hidden name made from it stays within the 255-byte limit. */
-function stemOf(name: string): string {
-  let stem = '';
-  for (const char of name) {
-    if (Buffer.byteLength(stem) + Buffer.byteLength(char) > 200) break;
-    stem += char;
-  }
-  return stem;
-}
-
-/** A fresh hidden name beside `name`, for a copy that appears under its real name only when whole. */
-function tempName(name: string): string {
-  return `.${stemOf(name)}.bulkhead-${randomBytes(6).toString('hex')}.tmp`;
 }
 
 /** A failed system call in words, without the paths (some through /proc/self/fd) Node puts in its message. */
