@@ -76,3 +76,17 @@ export function parseJsonRpcLine(line: string): JSONRPCMessage {
   const value: unknown = JSON.parse(line);
   return isPlainMessage(value) ? value : JSONRPCMessageSchema.parse(value);
 }
+
+/** Parses each line and hands on the messages; a malformed line is reported and skipped, as the SDK does. */
+export function deliverJsonRpcLines(lines: readonly string[], onmessage: ((message: JSONRPCMessage) => void) | undefined, onerror: ((error: Error) => void) | undefined): void {
+  for (const line of lines) {
+    let message: JSONRPCMessage;
+    try {
+      message = parseJsonRpcLine(line);
+    } catch (error) {
+      onerror?.(error as Error);
+      continue;
+    }
+    onmessage?.(message);
+  }
+}

@@ -2,7 +2,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MAX_REQUEST_BYTES, type ToolServer } from '../kit/server.js';
-import { parseJsonRpcLine } from './json-rpc.js';
+import { deliverJsonRpcLines } from './json-rpc.js';
 import { BatchedWriter, LineReader } from './stream-lines.js';
 
 /**
@@ -42,24 +42,7 @@ export class StdioTransport implements Transport {
   }
 
   private readonly ondata = (chunk: Buffer): void => {
-    let lines: string[];
-    try {
-      lines = this.lines.push(chunk);
-    } catch (error) {
-      this.onerror?.(error as Error);
-      void this.close();
-      return;
-    }
-    for (const line of lines) {
-      let message: JSONRPCMessage;
-      try {
-        message = parseJsonRpcLine(line);
-      } catch (error) {
-        this.onerror?.(error as Error);
-        continue;
-      }
-      this.onmessage?.(message);
-    }
+    deliverJsonRpcLines(this.lines.push(chunk), this.onmessage, this.onerror);
   };
 
   private readonly onStreamError = (error: Error): void => {

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { BatchedWriter, LineReader, parseJsonRpcLine } from '@bulkhead/core';
+import { BatchedWriter, deliverJsonRpcLines, LineReader } from '@bulkhead/core';
 import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
 
 export interface ChildSpec {
@@ -82,16 +82,7 @@ export class ChildProcessTransport implements Transport {
       void this.close();
       return;
     }
-    for (const line of lines) {
-      let message: JSONRPCMessage;
-      try {
-        message = parseJsonRpcLine(line);
-      } catch (error) {
-        this.onerror?.(error as Error);
-        continue;
-      }
-      this.onmessage?.(message);
-    }
+    deliverJsonRpcLines(lines, this.onmessage, this.onerror);
   }
 
   send(message: JSONRPCMessage): Promise<void> {
