@@ -227,15 +227,13 @@ describe('FIFOs where git reads its own files never hang a call', () => {
     await h.close();
   });
 
-  it.each([['commondir'], ['objects/info/alternates'], ['HEAD'], ['config'], ['packed-refs']])('.git/%s is a FIFO: the call ends at the timeout and no git is left', async (part) => {
+  it.each([['commondir'], ['objects/info/alternates'], ['HEAD'], ['config'], ['packed-refs']])('.git/%s is a FIFO: the repository is refused at once and no git is started', async (part) => {
     const name = part.replaceAll('/', '-');
     const repo = initRepo(h.ws.path(name));
     commit(repo, 'one', { 'a.txt': 'a\n' });
     rmSync(join(repo, '.git', part), { force: true });
     execFileSync('mkfifo', [join(repo, '.git', part)]);
-    const started = Date.now();
-    expect(await h.outcome('git_log', { repo: name })).toEqual(refused('git log did not finish within 400 ms and was stopped (limits.timeout_ms)'));
-    expect(Date.now() - started).toBeLessThan(5000);
+    expect(await h.outcome('git_log', { repo: name })).toEqual(refused(`${name}: its git directory's ${part} is a named pipe, not a regular file; the repository is refused`));
     expect(processesMentioning(`--git-dir=${join(repo, '.git')}`)).toEqual([]);
   });
 

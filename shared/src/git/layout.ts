@@ -178,10 +178,20 @@ class RepositoryFinder {
   async checkSymlinks(gitDir: string, commonDir: string): Promise<void> {
     const folders = new Map<string, string>([...GIT_DIR_FOLDERS.map((f) => [join(gitDir, f), f] as const), ...COMMON_DIR_FOLDERS.map((f) => [join(commonDir, f), f] as const)]);
     // Listed synchronously: a few small folders, far cheaper than a thread-pool round trip each.
-    const links = [...folders].flatMap(([folder, shown]) =>
-      listFolder(folder)
+    const listings = [...folders].map(([folder, shown]) => ({ folder, shown, entries: listFolder(folder) }));
+    const nameOf = (shown: string, entry: Dirent) => (shown === '' ? entry.name : `${shown}/${entry.name}`);
+    // A named pipe or device where git expects a file (HEAD, config, commondir…) would hold git until its timeout.
+    for (const { shown, entries } of listings) {
+      const special = entries.find((entry) => entry.isFIFO() || entry.isSocket() || entry.isCharacterDevice() || entry.isBlockDevice());
+      if (special) {
+        const kind = special.isFIFO() ? 'a named pipe' : special.isSocket() ? 'a socket' : 'a device';
+        throw new ToolError(`${this.shownAs}: its git directory's ${nameOf(shown, special)} is ${kind}, not a regular file; the repository is refused`, 'not_a_repository');
+      }
+    }
+    const links = listings.flatMap(({ folder, shown, entries }) =>
+      entries
         .filter((entry) => entry.isSymbolicLink())
-        .map((entry) => ({ path: join(folder, entry.name), shown: shown === '' ? entry.name : `${shown}/${entry.name}` }))
+        .map((entry) => ({ path: join(folder, entry.name), shown: nameOf(shown, entry) }))
         .sort((a, b) => (a.shown < b.shown ? -1 : a.shown > b.shown ? 1 : 0)),
     );
     for (const link of links) await this.inside(link.path, `its git directory's ${link.shown} (a symlink)`);
