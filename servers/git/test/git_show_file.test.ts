@@ -37,6 +37,15 @@ describe('git_show_file', () => {
     expect((await show({ path: 'crlf.txt' })).structured.content).toBe('a\nb');
   });
 
+  it('says so when one line is longer than everything it may read', async () => {
+    await h.close();
+    h = await startGit({ policy: { limits: { max_read_bytes: 1024 * 1024 } } });
+    repo = initRepo(h.ws.path('repo'));
+    const head = commit(repo, 'long line', { 'one.txt': `${'z'.repeat(3 * 1024 * 1024)}\n` });
+    const result = await show({ path: 'one.txt' });
+    expect(result).toMatchObject({ isError: true, text: `one.txt at HEAD (${head.slice(0, 12)}): the read stopped at limits.max_read_bytes before line 1 ended (a line longer than the limit); it cannot be shown` });
+  });
+
   it('reads from the end with a negative offset', async () => {
     const tail = await show({ path: 'f.txt', offset: -3 });
     expect(tail.text).toBe(`${numbered(2998, 3000)}\n[lines 2998-3000 of 3000; end of file]`);

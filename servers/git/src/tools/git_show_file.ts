@@ -77,6 +77,9 @@ export const gitShowFile = defineTool<GitCapabilities, typeof input, typeof outp
     if (result.truncated && offset < 0) {
       throw new ToolError(`${shown} is ${formatBytes(header.size)}, more than can be read to its end (limits.max_read_bytes); read it with a positive offset`, 'too_large');
     }
+    if (window.lines.length === 0 && result.truncated) {
+      throw new ToolError(`${shown} at ${at}: the read stopped at limits.max_read_bytes before line ${offset} ended (a line longer than the limit); it cannot be shown`, 'too_large');
+    }
     if (window.lines.length === 0) {
       throw new ToolError(`${shown} has ${window.total ?? 'fewer'} lines at ${at}; offset ${offset} is past the end (use offset=1, or a negative offset to read from the end)`, 'out_of_range');
     }
