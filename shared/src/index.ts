@@ -9,3 +9,4 @@ export * from './limits/index.js';
 export * from './audit/index.js';
 export * from './kit/index.js';
 export * from './transport/index.js';
+export * from './net/index.js';
