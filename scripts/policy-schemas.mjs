@@ -9,6 +9,7 @@ export async function policySchemaFiles() {
   const fs = await import(pathToFileURL(join(repo, 'servers/fs/dist/policy.js')).href);
   const fsWrite = await import(pathToFileURL(join(repo, 'servers/fs-write/dist/policy.js')).href);
   const git = await import(pathToFileURL(join(repo, 'servers/git/dist/policy.js')).href);
+  const web = await import(pathToFileURL(join(repo, 'servers/web/dist/policy.js')).href);
   const gateway = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/schema.js')).href);
   const hooks = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/hooks.js')).href);
   const entries = [
@@ -17,6 +18,7 @@ export async function policySchemaFiles() {
     ['fs_policy.yaml', fs.fsPolicySchema],
     ['fs_write_policy.yaml', fsWrite.fsWritePolicySchema],
     ['git_policy.yaml', git.gitPolicySchema],
+    ['web_policy.yaml', web.webPolicySchema],
     ['bulkhead.yaml', gateway.gatewayConfigSchema],
     ['tool_policy.yaml', gateway.toolPolicySchema],
     ['hooks.yaml', hooks.hooksSchema],

@@ -1,0 +1,139 @@
+import type { Readable, Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { request, type Dispatcher } from 'undici';
+import { errorMessage, NetworkRefusal, ToolError, type NetworkGuard } from '@bulkhead/core';
+
+/** Redirects followed before a fetch gives up. */
+export const MAX_REDIRECTS = 5;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+export interface FetchOptions {
+  readonly guard: NetworkGuard;
+  readonly dispatcher: Dispatcher;
+  readonly userAgent: string;
+  readonly maxBytes: number;
+  readonly timeoutMs: number;
+  /** The call's own signal (client cancellation). */
+  readonly signal: AbortSignal;
+}
+
+export interface FetchedResponse {
+  /** The URL the body came from, after redirects. */
+  readonly url: string;
+  readonly status: number;
+  readonly statusText: string;
+  readonly contentType: string;
+  /** The decoded body, at most maxBytes. */
+  readonly body: Buffer;
+  /** The body went on past maxBytes (after decoding) and was cut there. */
+  readonly truncated: boolean;
+}
+
+/**
+ * GETs a URL through the guarded dispatcher, following redirects by hand so each hop's URL is
+ * checked by the guard (and each hop's addresses by the connector) before anything is sent to it.
+ */
+export async function guardedFetch(startUrl: string, options: FetchOptions): Promise<FetchedResponse> {
+  const timeout = AbortSignal.timeout(options.timeoutMs);
+  const signal = AbortSignal.any([options.signal, timeout]);
+  let url = options.guard.checkUrl(startUrl);
+  try {
+    for (let hop = 0; ; hop += 1) {
+      const response = await request(url, {
+        method: 'GET',
+        dispatcher: options.dispatcher,
+        signal,
+        headers: { 'user-agent': options.userAgent, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-encoding': 'gzip, deflate, br' },
+      });
+      const location = headerValue(response.headers['location']);
+      if (REDIRECT_STATUSES.has(response.statusCode) && location !== undefined) {
+        await response.body.dump();
+        if (hop === MAX_REDIRECTS) throw new ToolError(`more than ${MAX_REDIRECTS} redirects (the last one, from ${url.href}, pointed to ${location})`, 'too_many_redirects');
+        url = redirectTarget(url, location, options.guard);
+        continue;
+      }
+      const { body, truncated } = await readCapped(response.body, headerValue(response.headers['content-encoding']), options.maxBytes);
+      return {
+        url: url.href,
+        status: response.statusCode,
+        statusText: response.statusText ?? '',
+        contentType: headerValue(response.headers['content-type']) ?? '',
+        body,
+        truncated,
+      };
+    }
+  } catch (error) {
+    if (timeout.aborted) throw new ToolError(`${url.href} did not answer in full within ${options.timeoutMs} ms`, 'timeout');
+    if (error instanceof ToolError) throw error;
+    throw new ToolError(`fetching ${url.href} failed: ${errorMessage(error)}`, 'fetch_failed');
+  }
+}
+
+function redirectTarget(from: URL, location: string, guard: NetworkGuard): URL {
+  let target: string;
+  try {
+    target = new URL(location, from).href;
+  } catch {
+    throw new ToolError(`${from.href} redirected to "${location}", which is not a URL`, 'bad_redirect');
+  }
+  try {
+    return guard.checkUrl(target);
+  } catch (error) {
+    if (error instanceof NetworkRefusal) throw new NetworkRefusal(`${from.href} redirected to ${target}, which is refused: ${error.message}`);
+    throw error;
+  }
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The decoder for a Content-Encoding; identity passes bytes through. */
+function decoderFor(encoding: string | undefined): Transform | undefined {
+  switch (encoding?.trim().toLowerCase()) {
+    case undefined:
+    case '':
+    case 'identity':
+      return undefined;
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'br':
+      return createBrotliDecompress();
+    case 'deflate':
+      return createInflate();
+    default:
+      throw new ToolError(`the response uses the content encoding "${encoding}", which web_fetch does not decode`, 'unsupported_encoding');
+  }
+}
+
+/**
+ * Reads a body up to `maxBytes` of decoded bytes and stops there: the cap counts what decoding
+ * produces, so a small compressed body that inflates without end (a bomb) is stopped at the cap.
+ */
+async function readCapped(body: Readable, encoding: string | undefined, maxBytes: number): Promise<{ body: Buffer; truncated: boolean }> {
+  const decoder = decoderFor(encoding);
+  const source: Readable = decoder === undefined ? body : body.pipe(decoder);
+  // pipe() does not carry a source error on: without this the decoder would wait for bytes forever.
+  if (decoder !== undefined) body.on('error', (error) => decoder.destroy(error));
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of source) {
+      const buffer = chunk as Buffer;
+      if (size + buffer.length > maxBytes) {
+        chunks.push(buffer.subarray(0, maxBytes - size));
+        return { body: Buffer.concat(chunks), truncated: true };
+      }
+      chunks.push(buffer);
+      size += buffer.length;
+    }
+  } catch (error) {
+    throw new ToolError(`the response body could not be read${decoder !== undefined ? ` or decoded (${encoding})` : ''}: ${errorMessage(error)}`, 'bad_body');
+  } finally {
+    body.destroy();
+    if (source !== body) source.destroy();
+  }
+  return { body: Buffer.concat(chunks), truncated: false };
+}
