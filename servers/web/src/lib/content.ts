@@ -75,13 +75,13 @@ export function htmlTitle(html: string): string | undefined {
 const BLOCK_TAGS = /<\/?(?:p|div|br|hr|h[1-6]|li|ul|ol|tr|table|section|article|header|footer|nav|main|aside|blockquote|pre|dt|dd|figure|figcaption|form)\b[^>]*>/gi;
 
 /**
- * Readable text of an HTML page: the parts a reader never sees (head, scripts, styles, templates,
+ * Readable text of an HTML page: the parts a reader never sees (head, title, scripts, styles, templates,
  * comments) are dropped, block elements become line breaks, the rest of the tags are removed.
  */
 export function htmlToText(html: string): string {
   const visible = html
     .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(head|script|style|noscript|template|svg)\b[\s\S]*?<\/\1\s*>/gi, '')
+    .replace(/<(head|title|script|style|noscript|template|svg)\b[\s\S]*?<\/\1\s*>/gi, '')
     .replace(BLOCK_TAGS, '\n')
     .replace(/<[^>]*>/g, '');
   return decodeEntities(visible)

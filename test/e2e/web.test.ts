@@ -1,0 +1,52 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { GATEWAY_CLI, text, WEB_CLI } from './helpers.js';
+
+let ws: TempWorkspace;
+let server: ServerProcess | undefined;
+let site: Server;
+let port: number;
+
+beforeAll(async () => {
+  // The only network these tests touch: a page on 127.0.0.1.
+  site = createServer((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<title>Local</title><p>served locally</p>'));
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+  port = (site.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  site.closeAllConnections();
+  await new Promise<void>((resolve) => site.close(() => resolve()));
+});
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  ws?.cleanup();
+});
+
+describe('bulkhead-web as a process', () => {
+  it('refuses loopback under the default policy', async () => {
+    ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'allow:\n  - web\n' });
+    server = await startStdioServer({ script: WEB_CLI, args: ['--root', ws.root] });
+    expect((await server.client.listTools()).tools.map((t) => t.name)).toEqual(['web_fetch']);
+    const refused = await server.client.callTool({ name: 'web_fetch', arguments: { url: `http://127.0.0.1:${port}/` } });
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toBe('127.0.0.1 is refused: it is a loopback address (allow_private in web_policy.yaml lists CIDRs that may be reached)');
+    expect(server.stderr()).toContain('bulkhead-web: serving 1 tools over stdio');
+  });
+
+  it('is started by the gateway from bulkhead.yaml and fetches what web_policy.yaml allows', async () => {
+    ws = tempWorkspace({
+      '.bulkhead/bulkhead.yaml': 'servers:\n  web: {}\n',
+      '.bulkhead/web_policy.yaml': `allow_private: [127.0.0.1/32]\nports: [${port}]\n`,
+      '.bulkhead/permissions.yaml': 'allow:\n  - web\n',
+    });
+    server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    const fetched = await server.client.callTool({ name: 'call_tool', arguments: { name: 'web:web_fetch', arguments: { url: `http://127.0.0.1:${port}/` } } });
+    expect(fetched.isError).toBeFalsy();
+    expect(text(fetched)).toContain(`Title: Local\n<untrusted_external_content source="http://127.0.0.1:${port}/">\nserved locally\n</untrusted_external_content>`);
+  });
+});
