@@ -16,12 +16,21 @@ interface FetchResult {
 const PAGE = `<!doctype html><html><head><title>A &amp; B</title><style>p { color: red }</style><script>document.write('hidden')</script></head>
 <body><h1>Heading</h1><p>First   paragraph with <a href="/x">a link</a>.</p><!-- a comment --><ul><li>one</li><li>two &lt;3</li></ul></body></html>`;
 
+const PARAGRAPH = 'This paragraph is long enough for Readability to count it as article text, with a few commas, and more words. ';
+const ARTICLE = `<!doctype html><html><head><title>Release notes</title><script>fetch('http://169.254.169.254/')</script>
+<link rel="stylesheet" href="http://10.0.0.1/x.css"></head><body>
+<nav><a href="/">Home</a> <a href="/about">About</a></nav>
+<article><h1>Release notes</h1><p>${PARAGRAPH.repeat(3)}</p><h2>Changes</h2><ul><li>faster <strong>parsing</strong></li><li>see <a href="/docs">the docs</a></li></ul>
+<pre><code>npm install thing\n</code></pre><p>${PARAGRAPH.repeat(3)}</p><img src="http://127.0.0.1:1/pixel.png"></article>
+<footer>Copyright footer</footer><script>document.body.innerHTML = 'replaced by a script'</script></body></html>`;
+
 let site: TestSite;
 let h: WebHarness;
 
 beforeAll(async () => {
   site = await startSite({
     '/page': send(200, { 'content-type': 'text/html; charset=utf-8' }, PAGE),
+    '/article': send(200, { 'content-type': 'text/html; charset=utf-8' }, ARTICLE),
     '/json': send(200, { 'content-type': 'application/json' }, '{"a":1,"b":[true,null]}'),
     '/plain': send(200, { 'content-type': 'text/plain' }, '0123456789abcdefghij'),
     '/latin1': send(200, { 'content-type': 'text/plain; charset=iso-8859-1' }, Buffer.from([0x63, 0x61, 0x66, 0xe9])),
@@ -61,7 +70,7 @@ afterEach(async () => {
 describe('web_fetch from an allowed 127.0.0.1 site', () => {
   it('reduces HTML to readable text, marked as untrusted, with the title and status', async () => {
     h = await startWeb({ policy: localSitePolicy(site) });
-    const result = await h.call<FetchResult>('web_fetch', { url: site.url('/page') });
+    const result = await h.call<FetchResult>('web_fetch', { url: site.url('/page'), format: 'text' });
     expect(result.isError).toBe(false);
     expect(result.text).toBe(
       [
@@ -84,6 +93,27 @@ describe('web_fetch from an allowed 127.0.0.1 site', () => {
     });
   });
 
+  it('turns an article into Markdown by default, without running its scripts or loading its resources', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    const before = site.seen.length;
+    const result = await h.call<FetchResult>('web_fetch', { url: site.url('/article') });
+    expect(result.isError).toBe(false);
+    expect(result.structured.title).toBe('Release notes');
+    expect(result.text).toContain('## Changes\n\n-   faster **parsing**\n-   see [the docs](' + site.url('/docs') + ')');
+    expect(result.text).toContain('```\nnpm install thing\n```');
+    expect(result.text).toContain(PARAGRAPH.trim());
+    expect(result.text).not.toContain('replaced by a script');
+    expect(result.text).not.toContain('Copyright footer');
+    expect(site.seen.slice(before)).toEqual([`GET /article 127.0.0.1:${site.port}`]);
+  });
+
+  it('converts the whole body when Readability finds no article', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    const result = await h.call<FetchResult>('web_fetch', { url: site.url('/page') });
+    expect(result.text).toContain('# Heading\n\nFirst paragraph with [a link](' + site.url('/x') + ').');
+    expect(result.structured.title).toBe('A & B');
+  });
+
   it('returns the source as served with format html', async () => {
     h = await startWeb({ policy: localSitePolicy(site) });
     const result = await h.call('web_fetch', { url: site.url('/page'), format: 'html' });
@@ -94,7 +124,7 @@ describe('web_fetch from an allowed 127.0.0.1 site', () => {
     h = await startWeb({ policy: localSitePolicy(site) });
     expect((await h.call('web_fetch', { url: site.url('/json') })).text).toContain('{\n  "a": 1,\n  "b": [\n    true,\n    null\n  ]\n}');
     expect((await h.call('web_fetch', { url: site.url('/latin1') })).text).toContain('\ncafé\n');
-    expect((await h.call('web_fetch', { url: site.url('/meta-charset') })).text).toContain('\n“hi”\n');
+    expect((await h.call('web_fetch', { url: site.url('/meta-charset'), format: 'text' })).text).toContain('\n“hi”\n');
   });
 
   it('pages with max_length and start_index, the footer saying how to read on', async () => {

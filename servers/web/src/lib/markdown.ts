@@ -1,0 +1,38 @@
+import type TurndownService from 'turndown';
+
+export interface MarkdownPage {
+  readonly markdown: string;
+  readonly title: string | undefined;
+}
+
+/**
+ * The article of an HTML page as Markdown: Readability picks the main content (the whole body when
+ * it finds no article) and Turndown writes it out. jsdom only parses here: it runs no page script
+ * (no runScripts) and loads no subresource (no resources option), so nothing reaches the network.
+ * The three are loaded on first use: jsdom alone costs a few hundred milliseconds at start-up.
+ */
+export async function htmlToMarkdown(html: string, url: string): Promise<MarkdownPage> {
+  const [{ JSDOM, VirtualConsole }, { Readability }, turndown] = await Promise.all([import('jsdom'), import('@mozilla/readability'), markdownWriter()]);
+  // A console with no listeners: CSS and parse complaints about a page are not ours to print.
+  const dom = new JSDOM(html, { url, virtualConsole: new VirtualConsole() });
+  try {
+    const { document } = dom.window;
+    const title = document.title.replace(/\s+/g, ' ').trim() || undefined;
+    const article = new Readability(document.cloneNode(true) as typeof document).parse();
+    const content = article?.content ?? document.body?.innerHTML ?? '';
+    return { markdown: turndown.turndown(content).trim(), title: title ?? (article?.title?.trim() || undefined) };
+  } finally {
+    dom.window.close();
+  }
+}
+
+let writer: Promise<TurndownService> | undefined;
+
+function markdownWriter(): Promise<TurndownService> {
+  writer ??= import('turndown').then(({ default: Turndown }) => {
+    const service = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
+    service.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed']);
+    return service;
+  });
+  return writer;
+}
