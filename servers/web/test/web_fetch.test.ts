@@ -21,7 +21,7 @@ const ARTICLE = `<!doctype html><html><head><title>Release notes</title><script>
 <link rel="stylesheet" href="http://10.0.0.1/x.css"></head><body>
 <nav><a href="/">Home</a> <a href="/about">About</a></nav>
 <article><h1>Release notes</h1><p>${PARAGRAPH.repeat(3)}</p><h2>Changes</h2><ul><li>faster <strong>parsing</strong></li><li>see <a href="/docs">the docs</a></li></ul>
-<pre><code>npm install thing\n</code></pre><p>${PARAGRAPH.repeat(3)}</p><img src="http://127.0.0.1:1/pixel.png"></article>
+<pre><code>npm install thing\n</code></pre><table><thead><tr><th>Version</th><th>Date</th></tr></thead><tbody><tr><td>2.0</td><td>2026-11</td></tr><tr><td>1.9</td><td>2026-10</td></tr></tbody></table><p>${PARAGRAPH.repeat(3)}</p><img src="http://127.0.0.1:1/pixel.png"></article>
 <footer>Copyright footer</footer><script>document.body.innerHTML = 'replaced by a script'</script></body></html>`;
 
 let site: TestSite;
@@ -101,6 +101,7 @@ describe('web_fetch from an allowed 127.0.0.1 site', () => {
     expect(result.structured.title).toBe('Release notes');
     expect(result.text).toContain('## Changes\n\n-   faster **parsing**\n-   see [the docs](' + site.url('/docs') + ')');
     expect(result.text).toContain('```\nnpm install thing\n```');
+    expect(result.text).toContain('| Version | Date |\n| --- | --- |\n| 2.0 | 2026-11 |\n| 1.9 | 2026-10 |');
     expect(result.text).toContain(PARAGRAPH.trim());
     expect(result.text).not.toContain('replaced by a script');
     expect(result.text).not.toContain('Copyright footer');

@@ -32,7 +32,21 @@ function markdownWriter(): Promise<TurndownService> {
   writer ??= import('turndown').then(({ default: Turndown }) => {
     const service = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
     service.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed']);
+    service.addRule('table', { filter: 'table', replacement: (_content, node) => `\n\n${markdownTable(node as HTMLTableElement)}\n\n` });
     return service;
   });
   return writer;
+}
+
+/**
+ * A table as a GFM pipe table, its first row as the header (Turndown alone writes each cell as a
+ * paragraph). Cells are their text on one line; a nested table's cells join its parent cell's text.
+ */
+function markdownTable(table: HTMLTableElement): string {
+  const rows = Array.from(table.rows, (row) => Array.from(row.cells, (cell) => (cell.textContent ?? '').replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|')));
+  if (rows.length === 0) return '';
+  const width = Math.max(...rows.map((row) => row.length));
+  const line = (cells: readonly string[]) => `| ${Array.from({ length: width }, (_, i) => cells[i] ?? '').join(' | ')} |`;
+  const [header = [], ...body] = rows;
+  return [line(header), line(Array<string>(width).fill('---')), ...body.map(line)].join('\n');
 }
