@@ -46,6 +46,17 @@ beforeAll(async () => {
       response.writeHead(200, { 'content-type': 'text/plain' });
       response.write('start');
     },
+    '/infinite': (_request, response) => {
+      // A body without Content-Length that never ends: only the cap stops the reading.
+      response.writeHead(200, { 'content-type': 'text/plain' });
+      const chunk = Buffer.alloc(64 * 1024, 0x62);
+      const pump = () => {
+        while (response.write(chunk));
+      };
+      response.on('drain', pump);
+      pump();
+    },
+    '/compress': send(200, { 'content-type': 'text/plain', 'content-encoding': 'compress' }, 'LZW'),
     '/r1': send(302, { location: '/r2' }),
     '/r2': send(301, { location: '/page' }),
     '/loop': send(302, { location: '/loop' }),
@@ -179,6 +190,17 @@ describe('web_fetch from an allowed 127.0.0.1 site', () => {
     const result = await h.call<FetchResult>('web_fetch', { url: site.url('/big') });
     expect(result.structured).toMatchObject({ total_length: 1024, body_truncated: true });
     expect(result.text).toContain('[the response was larger than 1024 bytes; only its start was read]');
+  });
+
+  it('stops reading a body that never ends at the cap', async () => {
+    h = await startWeb({ policy: localSitePolicy(site, { limits: { max_response_bytes: 2 * 1024 * 1024, default_max_length: 100 } }) });
+    const result = await h.call<FetchResult>('web_fetch', { url: site.url('/infinite') });
+    expect(result.structured).toMatchObject({ total_length: 2 * 1024 * 1024, body_truncated: true, next_index: 100 });
+  });
+
+  it('refuses a content encoding it does not decode', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    expect((await h.call('web_fetch', { url: site.url('/compress') })).text).toBe('the response uses the content encoding "compress", which web_fetch does not decode');
   });
 
   it('stops a decompression bomb at the cap counted after decoding', async () => {
