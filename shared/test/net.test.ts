@@ -171,6 +171,8 @@ describe('NetworkGuard with a policy', () => {
     expect(() => guard.checkUrl('https://docs.example.com/')).not.toThrow();
     expect(() => guard.checkUrl('https://EXAMPLE.org/')).not.toThrow();
     expect(refusal(guard, 'https://secret.example.com/')).toBe('secret.example.com is refused by deny_hosts in web_policy.yaml');
+    expect(refusal(guard, 'https://SECRET.example.com./')).toBe('secret.example.com. is refused by deny_hosts in web_policy.yaml');
+    expect(() => guard.checkUrl('https://docs.example.com./')).not.toThrow();
     expect(refusal(guard, 'https://example.net/')).toBe('example.net is not in allow_hosts in web_policy.yaml');
     expect(refusal(guard, 'https://example.com/')).toBe('example.com is not in allow_hosts in web_policy.yaml');
   });

@@ -68,11 +68,13 @@ export class NetworkGuard {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new NetworkRefusal(`${url.protocol} URLs are refused: only http and https are fetched`);
     if (url.username !== '' || url.password !== '') throw new NetworkRefusal('URLs with a user name or password are refused');
     const host = hostOf(url);
+    // `example.com.` is the same host as `example.com`: globs see the name without the root dot, or a dot would slip past deny_hosts.
+    const name = host.replace(/\.$/, '');
     // WHATWG parsing has already turned every IPv4 encoding (2130706433, 0177.0.0.1, 0x7f.1, 127.1) into a dotted quad.
     if (parseAddress(host) !== undefined) this.checkAddress(host);
-    else if (this.refusedName(host.replace(/\.$/, ''))) throw new NetworkRefusal(`${host} is refused: it names the local host or a cloud metadata service`);
-    if (this.denyHost(host)) throw new NetworkRefusal(`${host} is refused by deny_hosts in web_policy.yaml`);
-    if (this.allowHost !== undefined && !this.allowHost(host)) throw new NetworkRefusal(`${host} is not in allow_hosts in web_policy.yaml`);
+    else if (this.refusedName(name)) throw new NetworkRefusal(`${host} is refused: it names the local host or a cloud metadata service`);
+    if (this.denyHost(name)) throw new NetworkRefusal(`${host} is refused by deny_hosts in web_policy.yaml`);
+    if (this.allowHost !== undefined && !this.allowHost(name)) throw new NetworkRefusal(`${host} is not in allow_hosts in web_policy.yaml`);
     const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
     if (!this.ports.has(port)) throw new NetworkRefusal(`port ${port} is refused: allowed ports are ${[...this.ports].join(', ')} (ports in web_policy.yaml adds more)`);
     return url;
@@ -93,7 +95,7 @@ export class NetworkGuard {
 }
 
 /** The host of a URL without IPv6 brackets, lower-case (WHATWG parsing already lower-cases and punycodes names). */
-export function hostOf(url: URL): string {
+function hostOf(url: URL): string {
   return url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
 }
 
