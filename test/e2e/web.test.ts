@@ -47,6 +47,6 @@ describe('bulkhead-web as a process', () => {
     server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     const fetched = await server.client.callTool({ name: 'call_tool', arguments: { name: 'web:web_fetch', arguments: { url: `http://127.0.0.1:${port}/` } } });
     expect(fetched.isError).toBeFalsy();
-    expect(text(fetched)).toContain(`Title: Local\n<untrusted_external_content source="http://127.0.0.1:${port}/">\nserved locally\n</untrusted_external_content>`);
+    expect(text(fetched)).toContain(`<untrusted_external_content source="http://127.0.0.1:${port}/">\nTitle: Local\n\nserved locally\n</untrusted_external_content>`);
   });
 });

@@ -40,6 +40,12 @@ async function render(body: string, mime: string, format: Format, url: string): 
   return { content: format === 'text' ? htmlToText(body) : body, title: htmlTitle(body) };
 }
 
+/** The media type as a token pair; anything else a server sent there is not repeated outside the wrapper. */
+function shownType(mime: string): string {
+  if (mime === '') return 'no content type';
+  return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(mime) ? mime : 'an unusual content type';
+}
+
 export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>({
   name: 'web_fetch',
   title: 'Fetch a web page',
@@ -70,8 +76,10 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
       response.truncated ? `[the response was larger than ${ctx.limits.max_response_bytes} bytes; only its start was read]` : '',
       textPageFooter(page),
     ].filter((line) => line !== '');
-    const header = `${response.url} (HTTP ${response.status}, ${type.mime || 'no content type'})${title !== undefined ? `\nTitle: ${title}` : ''}`;
-    return structuredReply([header, markUntrusted(response.url, page.text), ...notes].join('\n'), {
+    // Only what this server vouches for stays outside the wrapper: the page's title is the page's words.
+    const header = `${response.url} (HTTP ${response.status}, ${shownType(type.mime)})`;
+    const untrusted = title !== undefined ? `Title: ${title}\n\n${page.text}` : page.text;
+    return structuredReply([header, markUntrusted(response.url, untrusted), ...notes].join('\n'), {
       url: response.url,
       status: response.status,
       content_type: response.contentType,
