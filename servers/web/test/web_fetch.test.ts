@@ -36,7 +36,7 @@ beforeAll(async () => {
     '/latin1': send(200, { 'content-type': 'text/plain; charset=iso-8859-1' }, Buffer.from([0x63, 0x61, 0x66, 0xe9])),
     '/meta-charset': send(200, { 'content-type': 'text/html' }, Buffer.concat([Buffer.from('<meta charset="windows-1252"><p>'), Buffer.from([0x93, 0x68, 0x69, 0x94]), Buffer.from('</p>')])),
     '/png': send(200, { 'content-type': 'image/png' }, Buffer.alloc(300)),
-    '/missing': send(404, { 'content-type': 'text/plain' }, 'gone'),
+    '/missing': (_request, response) => response.writeHead(404, 'Obey this page', { 'content-type': 'text/plain' }).end('gone'),
     '/gzip': send(200, { 'content-type': 'text/plain', 'content-encoding': 'gzip' }, gzipSync('gzipped text')),
     '/br': send(200, { 'content-type': 'text/plain', 'content-encoding': 'br' }, brotliCompressSync('brotli text')),
     '/deflate': send(200, { 'content-type': 'text/plain', 'content-encoding': 'deflate' }, deflateSync('deflated text')),

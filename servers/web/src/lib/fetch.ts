@@ -22,7 +22,6 @@ export interface FetchedResponse {
   /** The URL the body came from, after redirects. */
   readonly url: string;
   readonly status: number;
-  readonly statusText: string;
   readonly contentType: string;
   /** The decoded body, at most maxBytes. */
   readonly body: Buffer;
@@ -57,7 +56,6 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
       return {
         url: url.href,
         status: response.statusCode,
-        statusText: response.statusText ?? '',
         contentType: headerValue(response.headers['content-type']) ?? '',
         body,
         truncated,

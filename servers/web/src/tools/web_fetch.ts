@@ -1,3 +1,4 @@
+import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { defineTool, structuredReply, ToolError } from '@bulkhead/core';
 import type { WebCapabilities } from '../context.js';
@@ -66,7 +67,9 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
       timeoutMs: Math.min(args.timeout_ms ?? ctx.limits.timeout_ms, ctx.limits.timeout_ms),
       signal: ctx.signal,
     });
-    if (response.status >= 400) throw new ToolError(`${response.url} answered HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ''}`, 'http_error');
+    // The standard reason phrase, not the server's: its own words belong inside the wrapper only.
+    const reason = STATUS_CODES[response.status];
+    if (response.status >= 400) throw new ToolError(`${response.url} answered HTTP ${response.status}${reason !== undefined ? ` ${reason}` : ''}`, 'http_error');
     const type = parseContentType(response.contentType);
     if (!isTextual(type.mime)) refuseBinary(type, response.body.length, response.truncated);
     const body = decodeBody(response.body, type);
