@@ -61,6 +61,7 @@ beforeAll(async () => {
     '/r1': send(302, { location: '/r2' }),
     '/r2': send(301, { location: '/page' }),
     '/loop': send(302, { location: '/loop' }),
+    '/bad-location': send(302, { location: 'http://[not-an-address' }),
     '/to-file': send(302, { location: 'file:///etc/passwd' }),
     '/to-gopher': send(302, { location: 'gopher://127.0.0.1/' }),
     '/to-metadata': send(302, { location: 'http://169.254.169.254/latest/meta-data/' }),
@@ -185,7 +186,7 @@ describe('web_fetch from an allowed 127.0.0.1 site', () => {
     h = await startWeb({ policy: localSitePolicy(site) });
     const result = await h.call('web_fetch', { url: site.url('/loop') });
     expect(result.isError).toBe(true);
-    expect(result.text).toBe(`more than 5 redirects (the last one, from ${site.url('/loop')}, pointed to /loop)`);
+    expect(result.text).toBe(`more than 5 redirects (the last one, from ${site.url('/loop')}, pointed to ${site.url('/loop')})`);
   });
 
   it('refuses binary types with their type and size, and HTTP errors with the status', async () => {
@@ -270,6 +271,7 @@ describe('web_fetch refusals', () => {
       ['/to-loopback-2', `http://127.0.0.2:${p}/page, which is refused: 127.0.0.2 is refused: ${LOOPBACK}`],
       ['/to-v6-loopback', `http://[::1]:${p}/page, which is refused: ::1 is refused: ${LOOPBACK}`],
       ['/to-localhost', `http://localhost:${p}/page, which is refused: localhost is refused: it names the local host or a cloud metadata service`],
+      ['/bad-location', 'a Location that is not a URL'],
       ['/to-other-port', `http://127.0.0.1:1/, which is refused: port 1 is refused: allowed ports are 80, 443, ${p} (ports in web_policy.yaml adds more)`],
     ];
     for (const [path, rest] of cases) {

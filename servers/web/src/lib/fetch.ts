@@ -48,8 +48,9 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
       const location = headerValue(response.headers['location']);
       if (REDIRECT_STATUSES.has(response.statusCode) && location !== undefined) {
         await response.body.dump();
-        if (hop === MAX_REDIRECTS) throw new ToolError(`more than ${MAX_REDIRECTS} redirects (the last one, from ${url.href}, pointed to ${location})`, 'too_many_redirects');
-        url = redirectTarget(url, location, options.guard);
+        const next = redirectTarget(url, location, options.guard);
+        if (hop === MAX_REDIRECTS) throw new ToolError(`more than ${MAX_REDIRECTS} redirects (the last one, from ${url.href}, pointed to ${next.href})`, 'too_many_redirects');
+        url = next;
         continue;
       }
       const { body, truncated } = await readCapped(response.body, headerValue(response.headers['content-encoding']), options.maxBytes);
@@ -73,7 +74,8 @@ function redirectTarget(from: URL, location: string, guard: NetworkGuard): URL {
   try {
     target = new URL(location, from).href;
   } catch {
-    throw new ToolError(`${from.href} redirected to "${location}", which is not a URL`, 'bad_redirect');
+    // The server's text is not repeated: outside the untrusted wrapper only parsed URLs are shown.
+    throw new ToolError(`${from.href} redirected to a Location that is not a URL`, 'bad_redirect');
   }
   try {
     return guard.checkUrl(target);
