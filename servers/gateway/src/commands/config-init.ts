@@ -9,6 +9,7 @@ servers:
   fs: {}              # built-in: read-only files under the roots
   fs_write: {}        # built-in: writes, edits, moves and recoverable deletes (each call asks)
   git: {}             # built-in: reads repositories; commit_changeset stays off (git_policy.yaml allow_write)
+  # web: {}           # built-in: web_fetch behind the SSRF guard (web_policy.yaml)
   # weather:          # any stdio MCP server
   #   command: npx
   #   args: [-y, some-mcp-server]
@@ -92,6 +93,16 @@ committer: { name: Bulkhead, email: bulkhead@localhost }
 limits:
   timeout_ms: 30000              # each git process is killed after this long
   diff_total_max_bytes: 204800   # patch bytes one git_diff or git_show shows
+`,
+  'web_policy.yaml': `enabled: true
+tools: {}             # e.g. web_fetch: { enabled: false }
+allow_private: []     # CIDRs of local/private addresses that may be fetched (intranet); metadata stays refused
+allow_hosts: []       # non-empty: only host names matching these globs
+deny_hosts: []        # host names refused
+ports: []             # allowed besides 80 and 443
+limits:
+  max_response_bytes: 10485760   # read from one response, after decompression
+  timeout_ms: 30000              # a whole fetch, redirects included
 `,
 };
 
