@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { auditPolicySchema, PermissionGate } from '@bulkhead/core';
-import { connectInProcess, tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
+import { connectInProcess, tempWorkspace, toolCall, type TempWorkspace, type ToolCall } from '@bulkhead/core/testing';
 import { createGitServer } from '@bulkhead/git';
 import { gitPolicySchema, type GitLimits } from '../src/policy.js';
 
@@ -66,22 +66,6 @@ export function commit(dir: string, message: string, files: Record<string, strin
   const env: Record<string, string> = date ? { GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date } : {};
   git(dir, ['commit', '-q', '--allow-empty', '-m', message], { env });
   return git(dir, ['rev-parse', 'HEAD']).trim();
-}
-
-export interface ToolCall<S = Record<string, unknown>> {
-  readonly text: string;
-  readonly isError: boolean;
-  /** The result's structuredContent, typed as the test expects it (the client checked it against the output schema). */
-  readonly structured: S;
-}
-
-export function toolCall<S>(result: unknown): ToolCall<S> {
-  const r = result as { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: S };
-  const text = r.content
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
-  return { text, isError: r.isError === true, structured: r.structuredContent as S };
 }
 
 export type PolicyOverrides = Omit<Partial<Record<string, unknown>>, 'limits'> & { limits?: Partial<GitLimits> };

@@ -3,24 +3,9 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { auditPolicySchema, PermissionGate } from '@bulkhead/core';
-import { connectInProcess, tempWorkspace } from '@bulkhead/core/testing';
+import { connectInProcess, tempWorkspace, toolCall, type ToolCall } from '@bulkhead/core/testing';
 import { createWebServer, type Resolver } from '@bulkhead/web';
 import { webPolicySchema, type WebLimits } from '../src/policy.js';
-
-export interface ToolCall<S = Record<string, unknown>> {
-  readonly text: string;
-  readonly isError: boolean;
-  readonly structured: S;
-}
-
-function toolCall<S>(result: unknown): ToolCall<S> {
-  const r = result as { isError?: boolean; content: { type: string; text?: string }[]; structuredContent?: S };
-  const text = r.content
-    .filter((block) => block.type === 'text')
-    .map((block) => block.text)
-    .join('\n');
-  return { text, isError: r.isError === true, structured: r.structuredContent as S };
-}
 
 export type PolicyOverrides = Omit<Partial<Record<string, unknown>>, 'limits'> & { limits?: Partial<WebLimits> };
 
