@@ -1,6 +1,8 @@
 import type { NetworkGuard } from '@bulkhead/core';
 import type { Dispatcher } from 'undici';
-import type { WebLimits } from './policy.js';
+import type { MemoryResponseCache } from './lib/cache.js';
+import type { RobotsRules } from './lib/robots.js';
+import type { WebLimits, WebSearchPolicy } from './policy.js';
 
 /** What web tools may touch: the network only through this guard and this dispatcher. */
 export interface WebCapabilities {
@@ -9,4 +11,11 @@ export interface WebCapabilities {
   readonly dispatcher: Dispatcher;
   readonly limits: WebLimits;
   readonly userAgent: string;
+  /** Absent when robots.respect is false. */
+  readonly robots: RobotsRules | undefined;
+  /** Absent when cache.max_bytes is 0. */
+  readonly cache: MemoryResponseCache | undefined;
+  readonly search: WebSearchPolicy;
+  /** The control-plane folder: a relative search.api_key_file is read from here. */
+  readonly controlDir: string;
 }

@@ -27,6 +27,40 @@ export const webLimitsSchema = z
   })
   .prefault({});
 
+export const SEARCH_PROVIDERS = ['duckduckgo', 'searxng', 'brave'] as const;
+export type SearchProvider = (typeof SEARCH_PROVIDERS)[number];
+
+export const webSearchSchema = z
+  .strictObject({
+    provider: z.enum(SEARCH_PROVIDERS).default('duckduckgo').describe('duckduckgo (keyless, its HTML endpoint), searxng (a SearXNG instance\'s JSON API; needs endpoint) or brave (the Brave Search API; needs a key)'),
+    endpoint: z
+      .url({ protocol: /^https?$/ })
+      .optional()
+      .describe('The provider\'s URL; required for searxng (its base URL), otherwise the provider\'s public address'),
+    allow_private_endpoint: z
+      .boolean()
+      .default(false)
+      .describe('The endpoint may be a loopback or private address (a self-hosted SearXNG); only its host and port are exempted, and no redirect is followed from it'),
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name').default('BRAVE_SEARCH_API_KEY').describe('brave: the environment variable holding the API key'),
+    api_key_file: z.string().min(1).optional().describe('brave: a file holding the API key (read when the variable is not set); keys never go in this file'),
+    timeout_ms: z.number().int().min(100).max(120_000).default(15_000).describe('A search request ends after this long'),
+  })
+  .prefault({});
+
+export const webRobotsSchema = z
+  .strictObject({
+    respect: z.boolean().default(true).describe('Consult each host\'s robots.txt before fetching from it (a 5xx answer means everything is disallowed)'),
+    cache_ttl_ms: z.number().int().min(0).max(7 * 24 * 3_600_000).default(3_600_000).describe('How long a robots.txt is kept per host'),
+  })
+  .prefault({});
+
+export const webCacheSchema = z
+  .strictObject({
+    max_bytes: z.number().int().min(0).max(1024 * MIB).default(32 * MIB).describe('Bytes of response bodies kept in memory for revalidation with ETag / Last-Modified; 0 turns the cache off'),
+    max_entries: z.number().int().min(1).max(100_000).default(256).describe('Responses kept at most'),
+  })
+  .prefault({});
+
 export const webPolicySchema = serverPolicySchema(true, {
   allow_private: z
     .array(cidrSchema)
@@ -37,7 +71,11 @@ export const webPolicySchema = serverPolicySchema(true, {
   ports: z.array(z.number().int().min(1).max(65_535)).default([]).describe('Ports allowed besides 80 and 443'),
   user_agent: z.string().min(1).max(300).regex(/^[\x20-\x7e]+$/, 'must be printable ASCII').default('Bulkhead-web/0.1').describe('The User-Agent header sent with every request'),
   limits: webLimitsSchema,
+  robots: webRobotsSchema,
+  cache: webCacheSchema,
+  search: webSearchSchema,
 });
 
 export type WebPolicy = z.output<typeof webPolicySchema>;
 export type WebLimits = WebPolicy['limits'];
+export type WebSearchPolicy = WebPolicy['search'];

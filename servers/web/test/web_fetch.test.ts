@@ -119,7 +119,7 @@ describe('web_fetch from an allowed 127.0.0.1 site', () => {
     expect(result.text).toContain(PARAGRAPH.trim());
     expect(result.text).not.toContain('replaced by a script');
     expect(result.text).not.toContain('Copyright footer');
-    expect(site.seen.slice(before)).toEqual([`GET /article 127.0.0.1:${site.port}`]);
+    expect(site.seen.slice(before)).toEqual([`GET /robots.txt 127.0.0.1:${site.port}`, `GET /article 127.0.0.1:${site.port}`]);
   });
 
   it('converts the whole body when Readability finds no article', async () => {

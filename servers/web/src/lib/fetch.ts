@@ -16,6 +16,23 @@ export interface FetchOptions {
   readonly timeoutMs: number;
   /** The call's own signal (client cancellation). */
   readonly signal: AbortSignal;
+  /** Headers sent besides user-agent, accept and accept-encoding (a provider's API key, its accept type). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Redirects followed before giving up (default MAX_REDIRECTS; 0 refuses any redirect). */
+  readonly maxRedirects?: number;
+  /** Called with every hop's URL after the guard passed it and before anything is sent (robots.txt). */
+  readonly beforeHop?: (url: URL, signal: AbortSignal) => Promise<void>;
+  /** Revalidates responses it holds with If-None-Match / If-Modified-Since and keeps new ones. */
+  readonly cache?: ResponseCache;
+}
+
+/** What a response cache offers a fetch: conditional headers for a URL, and the body behind a 304. */
+export interface ResponseCache {
+  conditionalHeaders(url: string): Record<string, string>;
+  /** The held response for a URL whose server answered 304 Not Modified. */
+  notModified(url: string): FetchedResponse | undefined;
+  /** Offers a complete response with its headers; the cache decides whether to keep it. */
+  offer(response: FetchedResponse, headers: Readonly<Record<string, string | string[] | undefined>>): void;
 }
 
 export interface FetchedResponse {
@@ -27,6 +44,8 @@ export interface FetchedResponse {
   readonly body: Buffer;
   /** The body went on past maxBytes (after decoding) and was cut there. */
   readonly truncated: boolean;
+  /** The body came from the cache after the server answered 304 Not Modified. */
+  readonly revalidated?: boolean;
 }
 
 /**
@@ -38,29 +57,47 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
   const signal = AbortSignal.any([options.signal, timeout]);
   let url = options.guard.checkUrl(startUrl);
   try {
+    const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
     for (let hop = 0; ; hop += 1) {
+      await options.beforeHop?.(url, signal);
       const response = await request(url, {
         method: 'GET',
         dispatcher: options.dispatcher,
         signal,
-        headers: { 'user-agent': options.userAgent, accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5', 'accept-encoding': 'gzip, deflate, br' },
+        headers: {
+          'user-agent': options.userAgent,
+          accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5',
+          'accept-encoding': 'gzip, deflate, br',
+          ...options.headers,
+          ...options.cache?.conditionalHeaders(url.href),
+        },
       });
       const location = headerValue(response.headers['location']);
       if (REDIRECT_STATUSES.has(response.statusCode) && location !== undefined) {
         await response.body.dump();
         const next = redirectTarget(url, location, options.guard);
-        if (hop === MAX_REDIRECTS) throw new ToolError(`more than ${MAX_REDIRECTS} redirects (the last one, from ${url.href}, pointed to ${next.href})`, 'too_many_redirects');
+        if (maxRedirects === 0) throw new ToolError(`${url.href} redirected to ${next.href}; redirects are not followed here`, 'redirect_refused');
+        if (hop === maxRedirects) throw new ToolError(`more than ${maxRedirects} redirects (the last one, from ${url.href}, pointed to ${next.href})`, 'too_many_redirects');
         url = next;
         continue;
       }
+      if (response.statusCode === 304) {
+        const held = options.cache?.notModified(url.href);
+        if (held !== undefined) {
+          await response.body.dump();
+          return held;
+        }
+      }
       const { body, truncated } = await readCapped(response.body, headerValue(response.headers['content-encoding']), options.maxBytes);
-      return {
+      const fetched: FetchedResponse = {
         url: url.href,
         status: response.statusCode,
         contentType: headerValue(response.headers['content-type']) ?? '',
         body,
         truncated,
       };
+      options.cache?.offer(fetched, response.headers);
+      return fetched;
     }
   } catch (error) {
     if (timeout.aborted) throw new ToolError(`${url.href} did not answer in full within ${options.timeoutMs} ms`, 'timeout');

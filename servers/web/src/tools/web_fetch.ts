@@ -59,6 +59,7 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
   risk: 'medium',
   subjectArg: 'url',
   async run(args, ctx) {
+    const { robots, cache } = ctx;
     const response = await guardedFetch(args.url, {
       guard: ctx.guard,
       dispatcher: ctx.dispatcher,
@@ -66,6 +67,8 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
       maxBytes: ctx.limits.max_response_bytes,
       timeoutMs: Math.min(args.timeout_ms ?? ctx.limits.timeout_ms, ctx.limits.timeout_ms),
       signal: ctx.signal,
+      ...(robots !== undefined ? { beforeHop: (url: URL, signal: AbortSignal) => robots.check(url, signal) } : {}),
+      ...(cache !== undefined ? { cache } : {}),
     });
     // The standard reason phrase, not the server's: its own words belong inside the wrapper only.
     const reason = STATUS_CODES[response.status];
