@@ -6,9 +6,10 @@ import { guardedFetch } from './lib/fetch.js';
 import { MAX_ROBOTS_BYTES, RobotsRules } from './lib/robots.js';
 import { WEB_POLICY_FILE, webPolicySchema, type WebPolicy } from './policy.js';
 import { webFetch } from './tools/web_fetch.js';
+import { webSearch } from './tools/web_search.js';
 
 export const WEB_VERSION = '0.1.0';
-export const webTools = [webFetch];
+export const webTools = [webFetch, webSearch];
 export { type Resolver } from './lib/connector.js';
 
 export type WebServerOptions = Pick<CommonOptions, 'controlDir' | 'gate' | 'audit'> & {

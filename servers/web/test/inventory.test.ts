@@ -22,12 +22,14 @@ describe('tools/list over MCP', () => {
     await h.close();
   });
 
-  it('lists web_fetch, risk medium, open world', async () => {
+  it('lists web_fetch and web_search, risk medium, open world', async () => {
     h = await startWeb();
     const { tools } = await h.client.listTools();
-    expect(tools.map((tool) => tool.name)).toEqual(['web_fetch']);
-    expect(tools[0]!.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
-    expect(tools[0]!._meta).toMatchObject({ 'bulkhead/risk': 'medium' });
+    expect(tools.map((tool) => tool.name)).toEqual(['web_fetch', 'web_search']);
+    for (const tool of tools) {
+      expect(tool.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true });
+      expect(tool._meta).toMatchObject({ 'bulkhead/risk': 'medium' });
+    }
   });
 
   it('lists nothing when the server is disabled', async () => {

@@ -1,0 +1,67 @@
+import { ToolError } from '@bulkhead/core';
+import { decodeBody, parseContentType } from '../content.js';
+import type { ProviderClient } from './client.js';
+import { cleanHit } from './hits.js';
+import type { SearchHit, SearchProvider } from './providers.js';
+
+/** DuckDuckGo's HTML endpoint, which needs no key: GET endpoint?q=…, results parsed from its markup. */
+export function duckDuckGoProvider(client: ProviderClient): SearchProvider {
+  return {
+    label: client.label,
+    async search(query, _count, signal) {
+      const url = new URL(client.endpoint);
+      url.searchParams.set('q', query);
+      const response = await client.get(url, { accept: 'text/html' }, signal);
+      client.refuseStatus(response);
+      const html = decodeBody(response.body, parseContentType(response.contentType));
+      // Its bot check answers 202 with a captcha page ("anomaly-modal") instead of results.
+      if (response.status === 202 || html.includes('anomaly-modal')) {
+        throw new ToolError('DuckDuckGo refused the query as automated traffic (rate limited); try later or configure searxng/brave', 'rate_limited');
+      }
+      return parseResults(html, new URL(response.url));
+    },
+  };
+}
+
+/**
+ * The organic results of a results page: `div.result` blocks without `result--ad`, the title and
+ * link in `a.result__a`, the snippet in `.result__snippet`. jsdom only parses here: no script
+ * runs and nothing is loaded. Loaded on first use, as for Markdown, to keep start-up fast.
+ */
+async function parseResults(html: string, page: URL): Promise<SearchHit[]> {
+  const { JSDOM, VirtualConsole } = await import('jsdom');
+  const dom = new JSDOM(html, { virtualConsole: new VirtualConsole() });
+  try {
+    const hits: SearchHit[] = [];
+    for (const result of dom.window.document.querySelectorAll('div.result:not(.result--ad)')) {
+      const link = result.querySelector('a.result__a');
+      const href = link?.getAttribute('href');
+      if (link === null || href == null) continue;
+      const hit = cleanHit({ title: link.textContent ?? '', url: targetOf(href, page), snippet: result.querySelector('.result__snippet')?.textContent ?? '' }, 'text');
+      if (hit !== undefined) hits.push(hit);
+    }
+    return hits;
+  } finally {
+    dom.window.close();
+  }
+}
+
+/**
+ * Where a result link leads: DuckDuckGo wraps targets as //duckduckgo.com/l/?uddg=<target>. Any
+ * other link back to DuckDuckGo (an ad's y.js, a settings page) is no result.
+ */
+function targetOf(href: string, page: URL): string | undefined {
+  let link: URL;
+  try {
+    link = new URL(href, page);
+  } catch {
+    return undefined;
+  }
+  const wrapped = link.searchParams.get('uddg');
+  if (link.pathname === '/l/' && wrapped !== null) return wrapped;
+  return isDuckDuckGo(link) || link.host === page.host ? undefined : link.href;
+}
+
+function isDuckDuckGo(url: URL): boolean {
+  return url.hostname === 'duckduckgo.com' || url.hostname.endsWith('.duckduckgo.com');
+}
