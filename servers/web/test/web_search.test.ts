@@ -349,6 +349,15 @@ describe('web_search with SearXNG (JSON API)', () => {
     expect(result.text).toBe("search.provider is searxng but search.endpoint is not set: set it in web_policy.yaml to the instance's base URL (https://searx.example.org/)");
   });
 
+  it('names the provider when it cannot be reached', async () => {
+    const closed = await startProvider();
+    await closed.close();
+    h = await startWeb({ policy: { search: { provider: 'searxng', endpoint: `${closed.base}/`, allow_private_endpoint: true } } });
+    const result = await h.call('web_search', { query: 'rust' });
+    expect(result.isError).toBe(true);
+    expect(result.text).toBe(`SearXNG could not be reached: fetching ${closed.base}/search?q=rust&format=json failed: connect ECONNREFUSED 127.0.0.1:${closed.port}`);
+  });
+
   it('gives up after search.timeout_ms on a provider that never answers', async () => {
     provider.answer = () => {};
     const web = await searxng({ timeout_ms: 300 });
@@ -373,6 +382,11 @@ describe('web_search and the private-address rule', () => {
   it('refuses the default public endpoints when a DNS answer points them inside', async () => {
     h = await startWeb({ policy: { search: { provider: 'duckduckgo' } }, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
     expect((await h.call('web_search', { query: 'rust' })).text).toBe(`html.duckduckgo.com resolves to 127.0.0.1 is refused: ${LOOPBACK}`);
+  });
+
+  it('still refuses a cloud metadata endpoint with allow_private_endpoint', async () => {
+    h = await startWeb({ policy: { search: { provider: 'searxng', endpoint: 'http://169.254.169.254/', allow_private_endpoint: true } } });
+    expect((await h.call('web_search', { query: 'rust' })).text).toBe('169.254.169.254 is refused: cloud metadata addresses are never fetched');
   });
 
   it('follows no redirect from a trusted private endpoint', async () => {

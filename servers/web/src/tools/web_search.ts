@@ -26,6 +26,7 @@ const output = z.object({
   results: z.array(hit).describe('Results in the provider\'s order, one per page (deduplicated by URL)'),
 });
 
+/** Titles and snippets are one line each (cleanHit collapses whitespace), so none can forge another numbered entry. */
 function listing(hits: readonly SearchHit[]): string {
   return hits.map((item, index) => [`${index + 1}. ${item.title}`, `   ${item.url}`, ...(item.snippet !== '' ? [`   ${item.snippet}`] : [])].join('\n')).join('\n');
 }

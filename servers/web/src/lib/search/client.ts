@@ -69,6 +69,7 @@ export class ProviderClient {
       return { ...response, headers: recorder.headers };
     } catch (error) {
       if (error instanceof ToolError && error.code === 'timeout') throw new ToolError(`${this.label} did not answer within ${this.policy.timeout_ms} ms`, 'timeout');
+      if (error instanceof ToolError && error.code === 'fetch_failed') throw new ToolError(`${this.label} could not be reached: ${error.message}`, 'fetch_failed');
       if (error instanceof NetworkRefusal && this.policy.endpoint !== undefined && !this.policy.allow_private_endpoint) {
         throw new NetworkRefusal(`${error.message}; a self-hosted search endpoint needs search.allow_private_endpoint: true in web_policy.yaml`);
       }
