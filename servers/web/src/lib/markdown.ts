@@ -23,10 +23,12 @@ export async function htmlToMarkdown(html: string, url: string): Promise<Markdow
     const parse = () => new window.DOMParser().parseFromString(html, 'text/html');
     const document = parse();
     const pageTitle = oneLine(document.title);
-    const article = new Readability(document).parse();
+    // The article stays a jsdom node: Turndown would otherwise parse it again with its own parser,
+    // whose table.rows and row.cells also count the rows and cells of nested tables.
+    const article = new Readability(document, { serializer: (node) => node }).parse();
     // Readability takes the document apart as it goes, so the body it found no article in is parsed again.
-    const content = article?.content ?? parse().body?.innerHTML ?? '';
-    return { markdown: turndown.turndown(content).trim(), title: oneLine(article?.title ?? '') ?? pageTitle };
+    const content = article?.content ?? parse().body;
+    return { markdown: content ? turndown.turndown(content as HTMLElement).trim() : '', title: oneLine(article?.title ?? '') ?? pageTitle };
   } finally {
     window.close();
   }
