@@ -25,15 +25,17 @@ export function duckDuckGoProvider(client: ProviderClient): SearchProvider {
 
 /**
  * The organic results of a results page: `div.result` blocks without `result--ad`, the title and
- * link in `a.result__a`, the snippet in `.result__snippet`. jsdom only parses here: no script
- * runs and nothing is loaded. Loaded on first use, as for Markdown, to keep start-up fast.
+ * link in `a.result__a`, the snippet in `.result__snippet`. jsdom only parses here (DOMParser, no
+ * browsing context): no script runs, nothing is loaded, no style sheet is built. It is loaded on
+ * first use, as for Markdown, to keep start-up fast.
  */
 async function parseResults(html: string, page: URL): Promise<SearchHit[]> {
   const { JSDOM, VirtualConsole } = await import('jsdom');
-  const dom = new JSDOM(html, { virtualConsole: new VirtualConsole() });
+  const { window } = new JSDOM('', { virtualConsole: new VirtualConsole() });
   try {
+    const document = new window.DOMParser().parseFromString(html, 'text/html');
     const hits: SearchHit[] = [];
-    for (const result of dom.window.document.querySelectorAll('div.result:not(.result--ad)')) {
+    for (const result of document.querySelectorAll('div.result:not(.result--ad)')) {
       const link = result.querySelector('a.result__a');
       const href = link?.getAttribute('href');
       if (link === null || href == null) continue;
@@ -42,7 +44,7 @@ async function parseResults(html: string, page: URL): Promise<SearchHit[]> {
     }
     return hits;
   } finally {
-    dom.window.close();
+    window.close();
   }
 }
 
