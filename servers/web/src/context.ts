@@ -1,6 +1,7 @@
 import type { NetworkGuard } from '@bulkhead/core';
 import type { Dispatcher } from 'undici';
 import type { MemoryResponseCache } from './lib/cache.js';
+import type { HtmlRenderer } from './lib/renderer.js';
 import type { RobotsRules } from './lib/robots.js';
 import type { WebLimits, WebSearchPolicy } from './policy.js';
 
@@ -15,6 +16,8 @@ export interface WebCapabilities {
   readonly robots: RobotsRules | undefined;
   /** Absent when cache.max_bytes is 0. */
   readonly cache: MemoryResponseCache | undefined;
+  /** Converts HTML off the server's thread, within the fetch's deadline. */
+  readonly renderer: HtmlRenderer;
   readonly search: WebSearchPolicy;
   /** The control-plane folder: a relative search.api_key_file is read from here. */
   readonly controlDir: string;

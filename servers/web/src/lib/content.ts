@@ -67,23 +67,79 @@ function metaCharset(body: Buffer): string | undefined {
 }
 
 export function htmlTitle(html: string): string | undefined {
-  const title = html.match(/<title[^>]*>([\s\S]*?)<\/title>/i)?.[1];
-  const clean = title === undefined ? '' : decodeEntities(title).replace(/\s+/g, ' ').trim();
+  const lower = html.toLowerCase();
+  const open = findTag(lower, 'title', 0);
+  if (open === undefined) return undefined;
+  const close = lower.indexOf('</title', open.end);
+  const title = html.slice(open.end, close === -1 ? html.length : close);
+  const clean = decodeEntities(title).replace(/\s+/g, ' ').trim();
   return clean === '' ? undefined : clean;
 }
 
-const BLOCK_TAGS = /<\/?(?:p|div|br|hr|h[1-6]|li|ul|ol|tr|table|section|article|header|footer|nav|main|aside|blockquote|pre|dt|dd|figure|figcaption|form)\b[^>]*>/gi;
+/** Where the next `<name …>` tag starts and where its `>` ends, searched in lower-cased HTML. */
+function findTag(lower: string, name: string, from: number): { start: number; end: number } | undefined {
+  for (let start = lower.indexOf(`<${name}`, from); start !== -1; start = lower.indexOf(`<${name}`, start + 1)) {
+    if (!isTagAt(lower, name, start)) continue;
+    const end = lower.indexOf('>', start);
+    return { start, end: end === -1 ? lower.length : end + 1 };
+  }
+  return undefined;
+}
+
+/** Whether `<name` starts at `position` and the name ends there (`<titles>` is not `<title>`). */
+function isTagAt(lower: string, name: string, position: number): boolean {
+  if (!lower.startsWith(name, position + 1)) return false;
+  const after = lower.charCodeAt(position + name.length + 1);
+  return Number.isNaN(after) || after === 0x3e || after === 0x2f || after === 0x20 || (after >= 0x09 && after <= 0x0d);
+}
+
+/** Elements whose content a reader never sees; an unclosed one hides the rest of the page, as in a browser. */
+const HIDDEN_ELEMENTS = ['head', 'title', 'script', 'style', 'noscript', 'template', 'svg'];
+
+/**
+ * The HTML without comments and without hidden elements, found with indexOf so the cost stays linear
+ * however many unclosed `<script` or `<!--` a hostile page holds.
+ */
+function dropHidden(html: string): string {
+  const lower = html.toLowerCase();
+  const kept: string[] = [];
+  let position = 0;
+  while (position < html.length) {
+    const next = html.indexOf('<', position);
+    if (next === -1) break;
+    let skipTo: number | undefined;
+    if (lower.startsWith('<!--', next)) {
+      const close = lower.indexOf('-->', next + 4);
+      skipTo = close === -1 ? html.length : close + 3;
+    } else {
+      const name = HIDDEN_ELEMENTS.find((candidate) => isTagAt(lower, candidate, next));
+      if (name !== undefined) {
+        const close = lower.indexOf(`</${name}`, next);
+        const closeEnd = close === -1 ? -1 : lower.indexOf('>', close);
+        skipTo = closeEnd === -1 ? html.length : closeEnd + 1;
+      }
+    }
+    if (skipTo === undefined) {
+      kept.push(html.slice(position, next + 1));
+      position = next + 1;
+    } else {
+      kept.push(html.slice(position, next));
+      position = skipTo;
+    }
+  }
+  kept.push(html.slice(position));
+  return kept.join('');
+}
+
+// [^<>] rather than [^>]: a tag never holds `<`, and a page of `<<<<` then costs linear time, not quadratic.
+const BLOCK_TAGS = /<\/?(?:p|div|br|hr|h[1-6]|li|ul|ol|tr|table|section|article|header|footer|nav|main|aside|blockquote|pre|dt|dd|figure|figcaption|form)\b[^<>]*>/gi;
 
 /**
  * Readable text of an HTML page: the parts a reader never sees (head, title, scripts, styles, templates,
  * comments) are dropped, block elements become line breaks, the rest of the tags are removed.
  */
 export function htmlToText(html: string): string {
-  const visible = html
-    .replace(/<!--[\s\S]*?-->/g, '')
-    .replace(/<(head|title|script|style|noscript|template|svg)\b[\s\S]*?<\/\1\s*>/gi, '')
-    .replace(BLOCK_TAGS, '\n')
-    .replace(/<[^>]*>/g, '');
+  const visible = dropHidden(html).replace(BLOCK_TAGS, '\n').replace(/<[^<>]*>/g, '');
   return decodeEntities(visible)
     .split('\n')
     .map((line) => line.replace(/[ \t\f\r\u00a0]+/g, ' ').trim())

@@ -2,9 +2,8 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { defineTool, structuredReply, ToolError } from '@bulkhead/core';
 import type { WebCapabilities } from '../context.js';
-import { decodeBody, htmlTitle, htmlToText, isHtml, isJson, isTextual, parseContentType, prettyJson, refuseBinary } from '../lib/content.js';
+import { decodeBody, isHtml, isJson, isTextual, parseContentType, prettyJson, refuseBinary } from '../lib/content.js';
 import { guardedFetch } from '../lib/fetch.js';
-import { htmlToMarkdown } from '../lib/markdown.js';
 import { pageText, textPageFooter } from '../lib/paging.js';
 import { markUntrusted } from '../lib/untrusted.js';
 
@@ -30,16 +29,6 @@ const output = z.object({
   body_truncated: z.boolean().describe('The body went past limits.max_response_bytes and only its start was read'),
 });
 
-type Format = z.output<typeof input>['format'];
-
-async function render(body: string, mime: string, format: Format, url: string): Promise<{ content: string; title: string | undefined }> {
-  if (!isHtml(mime)) return { content: format !== 'html' && isJson(mime) ? prettyJson(body) : body, title: undefined };
-  if (format === 'markdown') {
-    const page = await htmlToMarkdown(body, url);
-    return { content: page.markdown, title: page.title };
-  }
-  return { content: format === 'text' ? htmlToText(body) : body, title: htmlTitle(body) };
-}
 
 /** The media type as a token pair; anything else a server sent there is not repeated outside the wrapper. */
 function shownType(mime: string): string {
@@ -60,12 +49,15 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
   subjectArg: 'url',
   async run(args, ctx) {
     const { robots, cache } = ctx;
+    const timeoutMs = Math.min(args.timeout_ms ?? ctx.limits.timeout_ms, ctx.limits.timeout_ms);
+    // One deadline for the network and the conversion after it: timeout_ms bounds the whole call.
+    const deadline = Date.now() + timeoutMs;
     const response = await guardedFetch(args.url, {
       guard: ctx.guard,
       dispatcher: ctx.dispatcher,
       userAgent: ctx.userAgent,
       maxBytes: ctx.limits.max_response_bytes,
-      timeoutMs: Math.min(args.timeout_ms ?? ctx.limits.timeout_ms, ctx.limits.timeout_ms),
+      timeoutMs,
       signal: ctx.signal,
       ...(robots !== undefined ? { beforeHop: (url: URL, signal: AbortSignal) => robots.check(url, signal) } : {}),
       ...(cache !== undefined ? { cache } : {}),
@@ -76,7 +68,9 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
     const type = parseContentType(response.contentType);
     if (!isTextual(type.mime)) refuseBinary(type, response.body.length, response.truncated);
     const body = decodeBody(response.body, type);
-    const { content, title } = await render(body, type.mime, args.format, response.url);
+    const { content, title } = isHtml(type.mime)
+      ? await ctx.renderer.render(body, response.url, args.format, deadline, ctx.signal)
+      : { content: args.format !== 'html' && isJson(type.mime) ? prettyJson(body) : body, title: undefined };
     const page = pageText(content, args.start_index, args.max_length ?? ctx.limits.default_max_length);
     const notes = [
       response.truncated ? `[the response was larger than ${ctx.limits.max_response_bytes} bytes; only its start was read]` : '',
