@@ -23,12 +23,10 @@ export async function htmlToMarkdown(html: string, url: string): Promise<Markdow
     const parse = () => new window.DOMParser().parseFromString(html, 'text/html');
     const document = parse();
     const pageTitle = oneLine(document.title);
-    // The article stays a jsdom node: Turndown would otherwise parse it again with its own parser,
-    // whose table.rows and row.cells also count the rows and cells of nested tables.
-    const article = new Readability(document, { serializer: (node) => node }).parse();
+    const article = new Readability(document).parse();
     // Readability takes the document apart as it goes, so the body it found no article in is parsed again.
-    const content = article?.content ?? parse().body;
-    return { markdown: content ? turndown.turndown(content as HTMLElement).trim() : '', title: oneLine(article?.title ?? '') ?? pageTitle };
+    const content = article?.content ?? parse().body?.innerHTML ?? '';
+    return { markdown: turndown.turndown(content).trim(), title: oneLine(article?.title ?? '') ?? pageTitle };
   } finally {
     window.close();
   }
@@ -44,7 +42,7 @@ function markdownWriter(): Promise<TurndownService> {
   writer ??= import('turndown').then(({ default: Turndown }) => {
     const service = new Turndown({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-', emDelimiter: '*' });
     service.remove(['script', 'style', 'noscript', 'template', 'iframe', 'object', 'embed']);
-    service.addRule('table', { filter: 'table', replacement: (_content, node) => `\n\n${markdownTable(node as HTMLTableElement)}\n\n` });
+    service.addRule('table', { filter: 'table', replacement: (_content, node) => `\n\n${markdownTable(node as Element)}\n\n` });
     return service;
   });
   return writer;
@@ -53,12 +51,27 @@ function markdownWriter(): Promise<TurndownService> {
 /**
  * A table as a GFM pipe table, its first row as the header (Turndown alone writes each cell as a
  * paragraph). Cells are their text on one line; a nested table's cells join its parent cell's text.
+ * Turndown's own HTML parser (it is handed the article as text, which is faster than walking jsdom's
+ * nodes) counts a nested table's rows and cells in table.rows and row.cells, so they are read from
+ * the children.
  */
-function markdownTable(table: HTMLTableElement): string {
-  const rows = Array.from(table.rows, (row) => Array.from(row.cells, (cell) => (cell.textContent ?? '').replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|')));
+function markdownTable(table: Element): string {
+  const rows = ownRows(table).map((row) => childrenNamed(row, CELLS).map((cell) => (cell.textContent ?? '').replace(/\s+/g, ' ').trim().replace(/\|/g, '\\|')));
   if (rows.length === 0) return '';
   const width = Math.max(...rows.map((row) => row.length));
   const line = (cells: readonly string[]) => `| ${Array.from({ length: width }, (_, i) => cells[i] ?? '').join(' | ')} |`;
   const [header = [], ...body] = rows;
   return [line(header), line(Array<string>(width).fill('---')), ...body.map(line)].join('\n');
+}
+
+const ROWS = new Set(['TR']);
+const CELLS = new Set(['TD', 'TH']);
+const ROW_GROUPS = new Set(['THEAD', 'TBODY', 'TFOOT']);
+
+function ownRows(table: Element): Element[] {
+  return Array.from(table.children).flatMap((child) => (ROWS.has(child.nodeName) ? [child] : ROW_GROUPS.has(child.nodeName) ? childrenNamed(child, ROWS) : []));
+}
+
+function childrenNamed(parent: Element, names: ReadonlySet<string>): Element[] {
+  return Array.from(parent.children).filter((child) => names.has(child.nodeName));
 }
