@@ -12,9 +12,14 @@ export interface RenderTask {
   readonly format: HtmlFormat;
 }
 
-export type RenderReply = { readonly id: number; readonly ok: true; readonly content: string; readonly title: string | undefined } | { readonly id: number; readonly ok: false; readonly error: string };
+export interface RenderedHtml {
+  readonly content: string;
+  readonly title: string | undefined;
+}
 
-async function render(task: RenderTask): Promise<{ content: string; title: string | undefined }> {
+export type RenderReply = { readonly id: number; readonly ok: true; readonly page: RenderedHtml } | { readonly id: number; readonly ok: false; readonly error: string };
+
+async function render(task: RenderTask): Promise<RenderedHtml> {
   if (task.format === 'markdown') {
     const page = await htmlToMarkdown(task.html, task.url);
     return { content: page.markdown, title: page.title };
@@ -24,7 +29,7 @@ async function render(task: RenderTask): Promise<{ content: string; title: strin
 
 parentPort?.on('message', (task: RenderTask) => {
   render(task).then(
-    ({ content, title }) => parentPort?.postMessage({ id: task.id, ok: true, content, title } satisfies RenderReply),
+    (page) => parentPort?.postMessage({ id: task.id, ok: true, page } satisfies RenderReply),
     (error: unknown) => parentPort?.postMessage({ id: task.id, ok: false, error: errorMessage(error) } satisfies RenderReply),
   );
 });

@@ -1,11 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { ToolError } from '@bulkhead/core';
-import type { HtmlFormat, RenderReply, RenderTask } from './render-worker.js';
+import type { HtmlFormat, RenderedHtml, RenderReply, RenderTask } from './render-worker.js';
 
-export interface RenderedPage {
-  readonly content: string;
-  readonly title: string | undefined;
-}
+export type RenderedPage = RenderedHtml;
 
 interface QueuedTask {
   readonly task: RenderTask;
@@ -52,12 +49,12 @@ export class HtmlRenderer {
     }
     const remaining = queued.deadline - Date.now();
     if (remaining <= 0) {
-      queued.reject(timeoutError());
+      queued.reject(timeoutError(queued.task.format));
       this.startNext();
       return;
     }
     const onAbort = () => this.abandon(queued.signal.reason);
-    const timer = setTimeout(() => this.abandon(timeoutError()), remaining);
+    const timer = setTimeout(() => this.abandon(timeoutError(queued.task.format)), remaining);
     queued.signal.addEventListener('abort', onAbort, { once: true });
     this.running = { queued, timer, onAbort };
     this.ensureWorker().postMessage(queued.task);
@@ -69,7 +66,7 @@ export class HtmlRenderer {
     worker.unref();
     worker.on('message', (reply: RenderReply) => {
       if (this.running?.queued.task.id !== reply.id) return;
-      if (reply.ok) this.finish({ content: reply.content, title: reply.title });
+      if (reply.ok) this.finish(reply.page);
       else this.finish(undefined, new ToolError(`the page could not be converted: ${reply.error}`, 'render_failed'));
     });
     worker.on('error', (error) => {
@@ -107,6 +104,7 @@ export class HtmlRenderer {
   }
 }
 
-function timeoutError(): ToolError {
-  return new ToolError('converting the page did not finish within the fetch\'s timeout_ms; format "html" returns the source without converting it', 'timeout');
+function timeoutError(format: HtmlFormat): ToolError {
+  const advice = format === 'markdown' ? 'format "text" reads it in a time linear in its size, ' : '';
+  return new ToolError(`converting the page to ${format} did not finish within the fetch's timeout_ms; ${advice}format "html" returns the source as served`, 'timeout');
 }

@@ -1,0 +1,292 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parseRobots, patternMatches } from '../src/lib/robots.js';
+import { localSitePolicy, send, startSite, startWeb, type Handler, type TestSite, type WebHarness } from './helpers.js';
+
+const PAGE = '<!doctype html><title>Guarded</title><p>The page text.</p>';
+const html = send(200, { 'content-type': 'text/html; charset=utf-8' }, PAGE);
+
+let h: WebHarness | undefined;
+
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** Headers each request to `path` carried, in order. */
+function recorder(path: string, seen: Map<string, Record<string, string | string[] | undefined>[]>, handler: Handler): Handler {
+  return (request, response) => {
+    seen.set(path, [...(seen.get(path) ?? []), request.headers]);
+    handler(request, response);
+  };
+}
+
+describe('robots.txt', () => {
+  const ROBOTS = [
+    '# comments and unknown lines are ignored',
+    'User-agent: *',
+    'Disallow: /private',
+    'Allow: /private/open$',
+    'Crawl-delay: 10',
+    '',
+    'User-agent: OtherBot',
+    'Disallow: /',
+  ].join('\n');
+  let site: TestSite;
+
+  beforeAll(async () => {
+    site = await startSite({
+      '/robots.txt': send(200, { 'content-type': 'text/plain' }, ROBOTS),
+      '/page': html,
+      '/private/secret': html,
+      '/private/open': html,
+      '/to-private': send(302, { location: '/private/secret' }),
+    });
+  });
+  afterAll(() => site.close());
+
+  it('refuses a disallowed path without requesting it, allows the rest, and reads robots.txt once per host', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    const before = site.seen.length;
+    const refused = await h.call('web_fetch', { url: site.url('/private/secret') });
+    expect(refused.isError).toBe(true);
+    expect(refused.text).toBe(
+      `${site.url('/private/secret')} is disallowed by http://127.0.0.1:${site.port}/robots.txt for Bulkhead-web (rule "Disallow: /private"; robots.respect: false in web_policy.yaml ignores robots.txt)`,
+    );
+    expect((await h.call('web_fetch', { url: site.url('/private/open') })).isError).toBe(false);
+    expect((await h.call('web_fetch', { url: site.url('/page') })).isError).toBe(false);
+    expect(site.seen.slice(before).map((line) => line.split(' ')[1])).toEqual(['/robots.txt', '/private/open', '/page']);
+  });
+
+  it('checks every redirect hop against robots.txt', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    const before = site.seen.length;
+    const result = await h.call('web_fetch', { url: site.url('/to-private') });
+    expect(result.text).toContain(`${site.url('/private/secret')} is disallowed by`);
+    expect(site.seen.slice(before).map((line) => line.split(' ')[1])).toEqual(['/robots.txt', '/to-private']);
+  });
+
+  it('follows the group naming the configured user agent instead of *', async () => {
+    h = await startWeb({ policy: localSitePolicy(site, { user_agent: 'OtherBot/2.0 (+https://example.com/bot)' }) });
+    expect((await h.call('web_fetch', { url: site.url('/page') })).text).toContain('for OtherBot (rule "Disallow: /";');
+  });
+
+  it('reads nothing from robots.txt when robots.respect is false', async () => {
+    h = await startWeb({ policy: localSitePolicy(site, { robots: { respect: false } }) });
+    const before = site.seen.length;
+    expect((await h.call('web_fetch', { url: site.url('/private/secret') })).isError).toBe(false);
+    expect(site.seen.slice(before).map((line) => line.split(' ')[1])).toEqual(['/private/secret']);
+  });
+
+  it('treats a missing robots.txt as allowing everything and a 5xx or unreadable one as disallowing everything', async () => {
+    const missing = await startSite({ '/page': html });
+    const failing = await startSite({ '/robots.txt': send(503, { 'content-type': 'text/plain' }, 'busy'), '/page': html });
+    const hanging = await startSite({ '/robots.txt': () => undefined, '/page': html });
+    try {
+      h = await startWeb({ policy: { allow_private: ['127.0.0.1/32'], ports: [missing.port, failing.port, hanging.port] } });
+      expect((await h.call('web_fetch', { url: missing.url('/page') })).isError).toBe(false);
+      const busy = await h.call('web_fetch', { url: failing.url('/page') });
+      expect(busy.text).toBe(
+        `${failing.url('/page')} is not fetched: ${failing.url('/robots.txt')} answered HTTP 503, which disallows the whole host until it answers again (robots.respect: false in web_policy.yaml ignores robots.txt)`,
+      );
+      expect(failing.seen.map((line) => line.split(' ')[1])).toEqual(['/robots.txt']);
+      const slow = await h.call('web_fetch', { url: hanging.url('/page'), timeout_ms: 300 });
+      expect(slow.text).toBe(`${hanging.url('/page')} did not answer in full within 300 ms`);
+      expect(hanging.seen.map((line) => line.split(' ')[1])).toEqual(['/robots.txt']);
+    } finally {
+      await Promise.all([missing.close(), failing.close(), hanging.close()]);
+    }
+  });
+
+  it('parses groups, longest match and Allow on ties as RFC 9309 says', () => {
+    const rules = parseRobots('User-agent: a\nUser-agent: b\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n\nUser-agent: B\nAllow: /x/y\nDisallow: /x/y\n', 'b');
+    expect(rules).toEqual([
+      { allow: false, pattern: '/x' },
+      { allow: true, pattern: '/x/y' },
+      { allow: false, pattern: '/x/y' },
+    ]);
+    expect(parseRobots('User-agent: *\nDisallow:\nDisallow: /ünï\n', 'bulkhead-web')).toEqual([{ allow: false, pattern: '/%C3%BCn%C3%AF' }]);
+    expect(patternMatches('/a*b$', '/a/x/b')).toBe(true);
+    expect(patternMatches('/a*b$', '/a/x/b/c')).toBe(false);
+    expect(patternMatches('/a*b', '/a/x/b/c')).toBe(true);
+    expect(patternMatches('/*.php$', '/index.php?x=1')).toBe(false);
+    expect(patternMatches('/a$b', '/a$b/c')).toBe(true);
+    // Many wildcards against a long path that almost matches: linear-ish, where a regular expression backtracks for minutes.
+    expect(patternMatches('/*a*a*a*a*a*a*a*a*a*a*a*a*b', `/${'a'.repeat(20_000)}`)).toBe(false);
+  });
+});
+
+describe('the ETag / Last-Modified cache', () => {
+  const seen = new Map<string, Record<string, string | string[] | undefined>[]>();
+  let site: TestSite;
+
+  beforeAll(async () => {
+    site = await startSite({
+      '/etag': recorder('/etag', seen, (request, response) => {
+        if (request.headers['if-none-match'] === '"v1"') response.writeHead(304, { etag: '"v1"' }).end();
+        else response.writeHead(200, { 'content-type': 'text/plain', etag: '"v1"' }).end('held body');
+      }),
+      '/dated': recorder('/dated', seen, (request, response) => {
+        const stamp = 'Mon, 30 Nov 2026 04:00:00 GMT';
+        if (request.headers['if-modified-since'] === stamp) response.writeHead(304).end();
+        else response.writeHead(200, { 'content-type': 'text/plain', 'last-modified': stamp }).end('dated body');
+      }),
+      '/no-store': recorder('/no-store', seen, send(200, { 'content-type': 'text/plain', etag: '"n"', 'cache-control': 'no-store' }, 'fresh')),
+    });
+  });
+  afterAll(() => site.close());
+
+  it('revalidates a held response and answers a 304 with the held body', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    const first = await h.call('web_fetch', { url: site.url('/etag') });
+    const second = await h.call('web_fetch', { url: site.url('/etag') });
+    expect(second.text).toBe(first.text);
+    expect(second.text).toContain('held body');
+    expect(seen.get('/etag')?.map((headers) => headers['if-none-match'])).toEqual([undefined, '"v1"']);
+    await h.call('web_fetch', { url: site.url('/dated') });
+    expect((await h.call('web_fetch', { url: site.url('/dated') })).text).toContain('dated body');
+    expect(seen.get('/dated')?.map((headers) => headers['if-modified-since'])).toEqual([undefined, 'Mon, 30 Nov 2026 04:00:00 GMT']);
+  });
+
+  it('keeps nothing marked no-store, and nothing at all with cache.max_bytes 0', async () => {
+    h = await startWeb({ policy: localSitePolicy(site) });
+    await h.call('web_fetch', { url: site.url('/no-store') });
+    await h.call('web_fetch', { url: site.url('/no-store') });
+    expect(seen.get('/no-store')?.map((headers) => headers['if-none-match'])).toEqual([undefined, undefined]);
+    await h.close();
+    const before = seen.get('/etag')?.length ?? 0;
+    h = await startWeb({ policy: localSitePolicy(site, { cache: { max_bytes: 0 } }) });
+    await h.call('web_fetch', { url: site.url('/etag') });
+    await h.call('web_fetch', { url: site.url('/etag') });
+    expect(seen.get('/etag')?.slice(before).map((headers) => headers['if-none-match'])).toEqual([undefined, undefined]);
+  });
+});
+
+describe('deadlines, cancellation and connections', () => {
+  it('ends a conversion that outlasts timeout_ms in its worker; the next page converts normally', async () => {
+    // 3,000 short paragraphs: Readability scores them for seconds, the network takes none.
+    const heavy = `<!doctype html><title>Heavy</title><body>${'<p>word <b>bold</b> <a href="/x">link</a></p>'.repeat(3000)}</body>`;
+    const site = await startSite({ '/heavy': send(200, { 'content-type': 'text/html' }, heavy), '/page': html });
+    try {
+      h = await startWeb({ policy: localSitePolicy(site) });
+      // A first page loads jsdom in the worker, so the deadline below is spent on the heavy page alone.
+      expect((await h.call('web_fetch', { url: site.url('/page') })).isError).toBe(false);
+      const slow = await h.call('web_fetch', { url: site.url('/heavy'), timeout_ms: 300 });
+      expect(slow.isError).toBe(true);
+      expect(slow.text).toBe('converting the page to markdown did not finish within the fetch\'s timeout_ms; format "text" reads it in a time linear in its size, format "html" returns the source as served');
+      const next = await h.call('web_fetch', { url: site.url('/page') });
+      expect(next.text).toContain('The page text.');
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('closes the connection when the client cancels the call', async () => {
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const site = await startSite({
+      '/endless': (request, response) => {
+        request.socket.on('close', closed);
+        response.writeHead(200, { 'content-type': 'text/plain' });
+        response.write('start');
+      },
+    });
+    try {
+      h = await startWeb({ policy: localSitePolicy(site, { robots: { respect: false } }) });
+      const cancel = new AbortController();
+      const call = h.client.callTool({ name: 'web_fetch', arguments: { url: site.url('/endless') } }, undefined, { signal: cancel.signal });
+      while (!site.seen.some((line) => line.startsWith('GET /endless'))) await new Promise((resolve) => setTimeout(resolve, 10));
+      cancel.abort();
+      await expect(call).rejects.toThrow();
+      await connectionClosed;
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('stops a body that declares 2 GB at the cap and hangs up', async () => {
+    let closed!: () => void;
+    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const site = await startSite({
+      '/huge': (request, response) => {
+        request.socket.on('close', closed);
+        response.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(2 * 1024 ** 3) });
+        const chunk = Buffer.alloc(64 * 1024, 0x7a);
+        const pump = () => {
+          while (!response.destroyed && response.write(chunk));
+        };
+        response.on('drain', pump);
+        pump();
+      },
+    });
+    try {
+      h = await startWeb({ policy: localSitePolicy(site, { robots: { respect: false }, limits: { max_response_bytes: 1024 * 1024 } }) });
+      const result = await h.call<{ body_truncated: boolean; total_length: number }>('web_fetch', { url: site.url('/huge'), max_length: 10 });
+      expect(result.structured.body_truncated).toBe(true);
+      expect(result.structured.total_length).toBe(1024 * 1024);
+      expect(result.text).toContain('[the response was larger than 1048576 bytes; only its start was read]');
+      await connectionClosed;
+    } finally {
+      await site.close();
+    }
+  });
+
+  it('gives up on a TLS handshake that never completes after connect_timeout_ms', async () => {
+    const sockets: Socket[] = [];
+    const silent = createTcpServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      h = await startWeb({ policy: { allow_private: ['127.0.0.1/32'], ports: [port], robots: { respect: false }, limits: { connect_timeout_ms: 200 } } });
+      const result = await h.call('web_fetch', { url: `https://127.0.0.1:${port}/` });
+      expect(result.isError).toBe(true);
+      expect(result.text).toMatch(new RegExp(`^fetching https://127\\.0\\.0\\.1:${port}/ failed: Connect Timeout Error \\(attempted address: 127\\.0\\.0\\.1:${port}, timeout: 200ms\\)$`));
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('verifies the certificate for the name, though the socket goes to the checked address', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'bulkhead-web-tls-'));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=secure.test', '-addext', 'subjectAltName=DNS:secure.test', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const server = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('secret'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      h = await startWeb({ policy: { allow_private: ['127.0.0.1/32'], ports: [port], robots: { respect: false } }, resolve: async () => [{ address: '127.0.0.1', family: 4 }] });
+      const result = await h.call('web_fetch', { url: `https://secure.test:${port}/` });
+      expect(result.isError).toBe(true);
+      expect(result.text).toBe(`fetching https://secure.test:${port}/ failed: self-signed certificate`);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('sends IDN names in their punycode form and matches host globs against it', async () => {
+    const site = await startSite({ '/page': html });
+    const asked: string[] = [];
+    const resolve = async (hostname: string) => {
+      asked.push(hostname);
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    try {
+      h = await startWeb({ policy: localSitePolicy(site, { robots: { respect: false }, deny_hosts: ['xn--bcher-kva.test'] }), resolve });
+      expect((await h.call('web_fetch', { url: `http://bücher.test:${site.port}/page` })).text).toBe('xn--bcher-kva.test is refused by deny_hosts in web_policy.yaml');
+      expect((await h.call('web_fetch', { url: `http://bÜcher.test:${site.port}/page` })).text).toBe('xn--bcher-kva.test is refused by deny_hosts in web_policy.yaml');
+      const allowed = await h.call('web_fetch', { url: `http://café.test:${site.port}/page` });
+      expect(allowed.isError).toBe(false);
+      expect(asked).toEqual(['xn--caf-dma.test']);
+      expect(site.seen).toEqual([`GET /page xn--caf-dma.test:${site.port}`]);
+    } finally {
+      await site.close();
+    }
+  });
+});
