@@ -1,7 +1,5 @@
 import type { FetchedResponse, ResponseCache } from './fetch.js';
 
-type Headers = Readonly<Record<string, string | string[] | undefined>>;
-
 interface HeldResponse {
   readonly response: FetchedResponse;
   readonly etag: string | undefined;
@@ -47,7 +45,8 @@ export class MemoryResponseCache implements ResponseCache {
     return { ...entry.response, revalidated: true };
   }
 
-  offer(response: FetchedResponse, headers: Headers): void {
+  offer(response: FetchedResponse): void {
+    const { headers } = response;
     const key = cacheKey(response.url);
     this.forget(key);
     const etag = single(headers['etag']);

@@ -26,13 +26,15 @@ export interface FetchOptions {
   readonly cache?: ResponseCache;
 }
 
+export type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
+
 /** What a response cache offers a fetch: conditional headers for a URL, and the body behind a 304. */
 export interface ResponseCache {
   conditionalHeaders(url: string): Record<string, string>;
   /** The held response for a URL whose server answered 304 Not Modified. */
   notModified(url: string): FetchedResponse | undefined;
-  /** Offers a complete response with its headers; the cache decides whether to keep it. */
-  offer(response: FetchedResponse, headers: Readonly<Record<string, string | string[] | undefined>>): void;
+  /** Offers a complete response; the cache decides whether to keep it. */
+  offer(response: FetchedResponse): void;
 }
 
 export interface FetchedResponse {
@@ -40,6 +42,7 @@ export interface FetchedResponse {
   readonly url: string;
   readonly status: number;
   readonly contentType: string;
+  readonly headers: ResponseHeaders;
   /** The decoded body, at most maxBytes. */
   readonly body: Buffer;
   /** The body went on past maxBytes (after decoding) and was cut there. */
@@ -93,10 +96,11 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
         url: url.href,
         status: response.statusCode,
         contentType: headerValue(response.headers['content-type']) ?? '',
+        headers: response.headers,
         body,
         truncated,
       };
-      options.cache?.offer(fetched, response.headers);
+      options.cache?.offer(fetched);
       return fetched;
     }
   } catch (error) {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, structuredReply } from '@bulkhead/core';
 import type { WebCapabilities } from '../context.js';
 import { dedupeHits } from '../lib/search/dedupe.js';
-import { openSearchProvider, type SearchHit } from '../lib/search/providers.js';
+import { searchProvider, type SearchHit } from '../lib/search/providers.js';
 import { markUntrusted } from '../lib/untrusted.js';
 import { SEARCH_PROVIDERS } from '../policy.js';
 
@@ -43,27 +43,15 @@ export const webSearch = defineTool<WebCapabilities, typeof input, typeof output
   risk: 'medium',
   subjectArg: 'query',
   async run(args, ctx) {
-    const opened = openSearchProvider({
+    const provider = searchProvider({
       policy: ctx.search,
       controlDir: ctx.controlDir,
-      network: {
-        guard: ctx.guard,
-        dispatcher: ctx.dispatcher,
-        userAgent: ctx.userAgent,
-        connectTimeoutMs: ctx.limits.connect_timeout_ms,
-        maxResponseBytes: Math.min(ctx.limits.max_response_bytes, MAX_SEARCH_RESPONSE_BYTES),
-      },
+      network: { route: ctx.searchRoute, userAgent: ctx.userAgent, maxResponseBytes: Math.min(ctx.limits.max_response_bytes, MAX_SEARCH_RESPONSE_BYTES) },
     });
-    let hits: SearchHit[];
-    try {
-      hits = dedupeHits(await opened.provider.search(args.query, args.max_results, ctx.signal)).slice(0, args.max_results);
-    } finally {
-      await opened.close();
-    }
-    const provider = ctx.search.provider;
-    const structured = { provider, query: args.query, results: hits };
-    if (hits.length === 0) return structuredReply(`No results from ${opened.provider.label} for ${JSON.stringify(args.query)}.`, structured);
-    const header = `${hits.length} result${hits.length === 1 ? '' : 's'} from ${opened.provider.label} for ${JSON.stringify(args.query)}:`;
-    return structuredReply(`${header}\n${markUntrusted(provider, listing(hits))}`, structured);
+    const hits = dedupeHits(await provider.search(args.query, args.max_results, ctx.signal)).slice(0, args.max_results);
+    const structured = { provider: ctx.search.provider, query: args.query, results: hits };
+    if (hits.length === 0) return structuredReply(`No results from ${provider.label} for ${JSON.stringify(args.query)}.`, structured);
+    const header = `${hits.length} result${hits.length === 1 ? '' : 's'} from ${provider.label} for ${JSON.stringify(args.query)}:`;
+    return structuredReply(`${header}\n${markUntrusted(ctx.search.provider, listing(hits))}`, structured);
   },
 });

@@ -2,22 +2,43 @@ import { STATUS_CODES } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { NetworkGuard, NetworkRefusal, ToolError } from '@bulkhead/core';
 import type { WebSearchPolicy } from '../../policy.js';
-import { createGuardedAgent } from '../connector.js';
-import { guardedFetch, type FetchedResponse, type ResponseCache } from '../fetch.js';
+import { createGuardedAgent, type Resolver } from '../connector.js';
+import { guardedFetch, type FetchedResponse, type ResponseHeaders } from '../fetch.js';
 
-/** What the web server lends a search provider: its guard, its dispatcher and its limits. */
-export interface SearchNetwork {
+/** The way to the search provider: the web server's own guard and dispatcher, or those of a trusted private endpoint. */
+export interface SearchRoute {
   readonly guard: NetworkGuard;
   readonly dispatcher: Dispatcher;
-  readonly userAgent: string;
-  readonly connectTimeoutMs: number;
-  readonly maxResponseBytes: number;
+  /** 0 for a trusted private endpoint: no redirect leads away from it. */
+  readonly maxRedirects: number | undefined;
+  close(): Promise<void>;
 }
 
-type ResponseHeaders = Readonly<Record<string, string | string[] | undefined>>;
+export interface SearchRouteOptions {
+  readonly guard: NetworkGuard;
+  readonly dispatcher: Dispatcher;
+  readonly connectTimeoutMs: number;
+  readonly resolve?: Resolver;
+}
 
-export interface ProviderResponse extends FetchedResponse {
-  readonly headers: ResponseHeaders;
+/**
+ * The route a search takes. Only an endpoint the operator wrote down with allow_private_endpoint
+ * is exempted from the private-address rule: its host and its port, and no redirect away from
+ * it. Metadata and unspecified addresses stay refused by any guard.
+ */
+export function searchRoute(policy: WebSearchPolicy, options: SearchRouteOptions): SearchRoute {
+  if (!policy.allow_private_endpoint || policy.endpoint === undefined) return { guard: options.guard, dispatcher: options.dispatcher, maxRedirects: undefined, close: () => Promise.resolve() };
+  const endpoint = new URL(policy.endpoint);
+  const guard = new NetworkGuard({ allowPrivate: ['0.0.0.0/0', '::/0'], allowHosts: [bareHost(endpoint)], extraPorts: [portOf(endpoint)] });
+  const dispatcher = createGuardedAgent({ guard, connectTimeoutMs: options.connectTimeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}) });
+  return { guard, dispatcher, maxRedirects: 0, close: () => dispatcher.close() };
+}
+
+/** What the web server lends a search provider. */
+export interface SearchNetwork {
+  readonly route: SearchRoute;
+  readonly userAgent: string;
+  readonly maxResponseBytes: number;
 }
 
 /**
@@ -25,48 +46,26 @@ export interface ProviderResponse extends FetchedResponse {
  * timeout, and errors worded for the model with the provider named.
  */
 export class ProviderClient {
-  private readonly guard: NetworkGuard;
-  private readonly dispatcher: Dispatcher;
-  /** The dispatcher opened for a trusted private endpoint; closed with the client. */
-  private readonly ownDispatcher: Dispatcher | undefined;
-  private readonly maxRedirects: number | undefined;
-
   constructor(
     readonly label: string,
     private readonly policy: WebSearchPolicy,
     readonly endpoint: URL,
     private readonly network: SearchNetwork,
-  ) {
-    if (policy.allow_private_endpoint && policy.endpoint !== undefined) {
-      // Only the endpoint the operator wrote down is exempted: its host and port, and no redirect
-      // away from it. Metadata and unspecified addresses stay refused by any guard.
-      this.guard = new NetworkGuard({ allowPrivate: ['0.0.0.0/0', '::/0'], allowHosts: [bareHost(endpoint)], extraPorts: [portOf(endpoint)] });
-      this.ownDispatcher = createGuardedAgent({ guard: this.guard, connectTimeoutMs: network.connectTimeoutMs });
-      this.dispatcher = this.ownDispatcher;
-      this.maxRedirects = 0;
-    } else {
-      this.guard = network.guard;
-      this.dispatcher = network.dispatcher;
-      this.maxRedirects = undefined;
-    }
-  }
+  ) {}
 
   /** GETs a URL of the provider; statuses are the caller's to judge (see `refuseStatus`). */
-  async get(url: URL, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<ProviderResponse> {
-    const recorder = new HeaderRecorder();
+  async get(url: URL, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<FetchedResponse> {
     try {
-      const response = await guardedFetch(url.href, {
-        guard: this.guard,
-        dispatcher: this.dispatcher,
+      return await guardedFetch(url.href, {
+        guard: this.network.route.guard,
+        dispatcher: this.network.route.dispatcher,
         userAgent: this.network.userAgent,
         maxBytes: this.network.maxResponseBytes,
         timeoutMs: this.policy.timeout_ms,
         signal,
         headers,
-        cache: recorder,
-        ...(this.maxRedirects !== undefined ? { maxRedirects: this.maxRedirects } : {}),
+        ...(this.network.route.maxRedirects !== undefined ? { maxRedirects: this.network.route.maxRedirects } : {}),
       });
-      return { ...response, headers: recorder.headers };
     } catch (error) {
       if (error instanceof ToolError && error.code === 'timeout') throw new ToolError(`${this.label} did not answer within ${this.policy.timeout_ms} ms`, 'timeout');
       if (error instanceof ToolError && error.code === 'fetch_failed') throw new ToolError(`${this.label} could not be reached: ${error.message}`, 'fetch_failed');
@@ -78,13 +77,13 @@ export class ProviderClient {
   }
 
   /** Throws the generic error for a status of 400 and above (providers word their own cases first). */
-  refuseStatus(response: ProviderResponse): void {
+  refuseStatus(response: FetchedResponse): void {
     if (response.status === 429) throw new ToolError(`${this.label} rate limited the query (HTTP 429)${retryHint(response.headers)}`, 'rate_limited');
     if (response.status >= 400) throw new ToolError(`${this.label} answered ${statusText(response.status)}`, 'provider_error');
   }
 
   /** The body parsed as JSON; the provider's text is not repeated when it is not JSON. */
-  json(response: ProviderResponse): unknown {
+  json(response: FetchedResponse): unknown {
     try {
       return JSON.parse(response.body.toString('utf8'));
     } catch {
@@ -92,32 +91,11 @@ export class ProviderClient {
       throw new ToolError(`${this.label} answered ${statusText(response.status)} with a body that is not JSON${note}`, 'provider_error');
     }
   }
-
-  close(): Promise<void> {
-    return this.ownDispatcher?.close() ?? Promise.resolve();
-  }
 }
 
 export function statusText(status: number): string {
   const reason = STATUS_CODES[status];
   return `HTTP ${status}${reason !== undefined ? ` ${reason}` : ''}`;
-}
-
-/**
- * guardedFetch shows a response's headers only to a cache: this one keeps nothing and sends no
- * conditional header, it records the headers so a rate limit can say when to retry.
- */
-class HeaderRecorder implements ResponseCache {
-  headers: ResponseHeaders = {};
-  conditionalHeaders(): Record<string, string> {
-    return {};
-  }
-  notModified(): undefined {
-    return undefined;
-  }
-  offer(_response: FetchedResponse, headers: ResponseHeaders): void {
-    this.headers = headers;
-  }
 }
 
 function firstHeader(headers: ResponseHeaders, name: string): string | undefined {

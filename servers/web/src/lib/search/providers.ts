@@ -21,12 +21,6 @@ export interface SearchProvider {
   search(query: string, count: number, signal: AbortSignal): Promise<SearchHit[]>;
 }
 
-/** A provider for one call, with the connections it may have opened of its own. */
-export interface OpenedProvider {
-  readonly provider: SearchProvider;
-  close(): Promise<void>;
-}
-
 export interface ProviderSetup {
   readonly policy: WebSearchPolicy;
   readonly network: SearchNetwork;
@@ -42,16 +36,15 @@ const DEFAULT_ENDPOINTS = {
 const LABELS = { duckduckgo: 'DuckDuckGo', searxng: 'SearXNG', brave: 'Brave Search' } as const;
 
 /** The provider web_policy.yaml chose; a SearXNG without an endpoint is refused here, at call time. */
-export function openSearchProvider(setup: ProviderSetup): OpenedProvider {
+export function searchProvider(setup: ProviderSetup): SearchProvider {
   const { policy } = setup;
   const label = LABELS[policy.provider];
   if (policy.provider === 'searxng') {
     const client = new ProviderClient(label, policy, searxngBase(policy.endpoint), setup.network);
-    return { provider: searxngProvider(client), close: () => client.close() };
+    return searxngProvider(client);
   }
   const client = new ProviderClient(label, policy, new URL(policy.endpoint ?? DEFAULT_ENDPOINTS[policy.provider]), setup.network);
-  const provider = policy.provider === 'brave' ? braveProvider(client, policy, setup.controlDir) : duckDuckGoProvider(client);
-  return { provider, close: () => client.close() };
+  return policy.provider === 'brave' ? braveProvider(client, policy, setup.controlDir) : duckDuckGoProvider(client);
 }
 
 function searxngBase(endpoint: string | undefined): URL {
