@@ -9,7 +9,7 @@ servers:
   fs: {}              # built-in: read-only files under the roots
   fs_write: {}        # built-in: writes, edits, moves and recoverable deletes (each call asks)
   git: {}             # built-in: reads repositories; commit_changeset stays off (git_policy.yaml allow_write)
-  # web: {}           # built-in: web_fetch behind the SSRF guard (web_policy.yaml)
+  # web: {}           # built-in: web_fetch and web_search behind the SSRF guard (web_policy.yaml)
   # weather:          # any stdio MCP server
   #   command: npx
   #   args: [-y, some-mcp-server]
@@ -100,9 +100,15 @@ allow_private: []     # CIDRs of local/private addresses that may be fetched (in
 allow_hosts: []       # non-empty: only host names matching these globs
 deny_hosts: []        # host names refused
 ports: []             # allowed besides 80 and 443
+robots: { respect: true }        # false: fetch what robots.txt disallows
+search:
+  provider: duckduckgo           # duckduckgo (keyless), searxng (needs endpoint) or brave (needs a key)
+  # endpoint: http://127.0.0.1:8888/   # searxng: the instance's base URL
+  # allow_private_endpoint: true       # the endpoint is loopback/private (a self-hosted SearXNG)
+  # api_key_env: BRAVE_SEARCH_API_KEY  # brave: the variable holding the key (or api_key_file: brave.key)
 limits:
   max_response_bytes: 10485760   # read from one response, after decompression
-  timeout_ms: 30000              # a whole fetch, redirects included
+  timeout_ms: 30000              # a whole fetch, redirects and conversion included
 `,
 };
 
