@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -167,6 +168,13 @@ describe('the ETag / Last-Modified cache', () => {
   });
 });
 
+/** Resolves when the socket of a request it watched closes: the fetcher hung up. */
+function hangUpWatch(): { hungUp: Promise<void>; watch: (request: IncomingMessage) => void } {
+  let hangUp!: () => void;
+  const hungUp = new Promise<void>((resolve) => (hangUp = resolve));
+  return { hungUp, watch: (request) => request.socket.on('close', hangUp) };
+}
+
 describe('deadlines, cancellation and connections', () => {
   it('ends a conversion that outlasts timeout_ms in its worker; the next page converts normally', async () => {
     // 3,000 short paragraphs: Readability scores them for seconds, the network takes none.
@@ -187,11 +195,10 @@ describe('deadlines, cancellation and connections', () => {
   });
 
   it('closes the connection when the client cancels the call', async () => {
-    let closed!: () => void;
-    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const { hungUp, watch } = hangUpWatch();
     const site = await startSite({
       '/endless': (request, response) => {
-        request.socket.on('close', closed);
+        watch(request);
         response.writeHead(200, { 'content-type': 'text/plain' });
         response.write('start');
       },
@@ -203,18 +210,17 @@ describe('deadlines, cancellation and connections', () => {
       while (!site.seen.some((line) => line.startsWith('GET /endless'))) await new Promise((resolve) => setTimeout(resolve, 10));
       cancel.abort();
       await expect(call).rejects.toThrow();
-      await connectionClosed;
+      await hungUp;
     } finally {
       await site.close();
     }
   });
 
   it('stops a body that declares 2 GB at the cap and hangs up', async () => {
-    let closed!: () => void;
-    const connectionClosed = new Promise<void>((resolve) => (closed = resolve));
+    const { hungUp, watch } = hangUpWatch();
     const site = await startSite({
       '/huge': (request, response) => {
-        request.socket.on('close', closed);
+        watch(request);
         response.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(2 * 1024 ** 3) });
         const chunk = Buffer.alloc(64 * 1024, 0x7a);
         const pump = () => {
@@ -230,7 +236,7 @@ describe('deadlines, cancellation and connections', () => {
       expect(result.structured.body_truncated).toBe(true);
       expect(result.structured.total_length).toBe(1024 * 1024);
       expect(result.text).toContain('[the response was larger than 1048576 bytes; only its start was read]');
-      await connectionClosed;
+      await hungUp;
     } finally {
       await site.close();
     }
