@@ -48,6 +48,13 @@ describe('classifyAddress', () => {
     ['::', 'unspecified'],
     ['169.254.169.254', 'metadata'],
     ['fd00:ec2::254', 'metadata'],
+    ['fd00:ec2::23', 'metadata'],
+    ['169.254.170.2', 'metadata'],
+    ['169.254.170.23', 'metadata'],
+    ['100.100.100.200', 'metadata'],
+    ['168.63.129.16', 'metadata'],
+    ['::2', 'reserved'],
+    ['::ffff', 'reserved'],
     ['8.8.8.8', 'public'],
     ['172.32.0.1', 'public'],
     ['100.128.0.1', 'public'],
@@ -128,7 +135,8 @@ describe('NetworkGuard.checkUrl with the default policy', () => {
     ['http://[::ffff:169.254.169.254]/', '169.254.169.254 is refused: cloud metadata addresses are never fetched'],
     ['http://[fd00:ec2::254]/', 'fd00:ec2::254 is refused: cloud metadata addresses are never fetched'],
     ['http://10.0.0.1/', '10.0.0.1 is refused: it is a private address (allow_private in web_policy.yaml lists CIDRs that may be reached)'],
-    ['http://100.100.100.200/', '100.100.100.200 is refused: it is a carrier-grade NAT (100.64.0.0/10) address (allow_private in web_policy.yaml lists CIDRs that may be reached)'],
+    ['http://100.100.100.201/', '100.100.100.201 is refused: it is a carrier-grade NAT (100.64.0.0/10) address (allow_private in web_policy.yaml lists CIDRs that may be reached)'],
+    ['http://100.100.100.200/', '100.100.100.200 is refused: cloud metadata addresses are never fetched'],
     ['http://localhost/', 'localhost is refused: it names the local host or a cloud metadata service'],
     ['http://LOCALHOST./', 'localhost. is refused: it names the local host or a cloud metadata service'],
     ['http://app.localhost/', 'app.localhost is refused: it names the local host or a cloud metadata service'],
@@ -164,6 +172,11 @@ describe('NetworkGuard with a policy', () => {
     expect(() => guard.checkAddress('169.254.169.254')).toThrow('169.254.169.254 is refused: cloud metadata addresses are never fetched');
     expect(() => guard.checkAddress('0.0.0.0')).toThrow('0.0.0.0 is refused: unspecified addresses are never fetched');
     expect(() => guard.checkAddress('192.168.0.1')).not.toThrow();
+    // Metadata services that sit inside ranges an intranet policy opens (CGNAT, link-local).
+    const intranet = new NetworkGuard({ allowPrivate: ['100.64.0.0/10', '169.254.0.0/16'] });
+    expect(() => intranet.checkAddress('100.100.100.200')).toThrow('100.100.100.200 is refused: cloud metadata addresses are never fetched');
+    expect(() => intranet.checkAddress('169.254.170.2')).toThrow('169.254.170.2 is refused: cloud metadata addresses are never fetched');
+    expect(() => intranet.checkAddress('100.100.100.201')).not.toThrow();
   });
 
   it('deny_hosts refuses matching names; a non-empty allow_hosts admits only its globs', () => {

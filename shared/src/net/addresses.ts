@@ -102,11 +102,17 @@ const TABLE: readonly (readonly [AddressClass, Cidr])[] = (
   [
     ['metadata', '169.254.169.254'], // AWS, GCP, Azure, OpenStack…
     ['metadata', 'fd00:ec2::254'], // AWS over IPv6
+    ['metadata', 'fd00:ec2::23'], // AWS EKS Pod Identity over IPv6
+    ['metadata', '169.254.170.2'], // AWS ECS task credentials
+    ['metadata', '169.254.170.23'], // AWS EKS Pod Identity
+    ['metadata', '100.100.100.200'], // Alibaba Cloud, inside CGNAT space an allow_private may open
+    ['metadata', '168.63.129.16'], // Azure WireServer: a public address that answers only inside Azure
     ['unspecified', '0.0.0.0/32'],
     ['unspecified', '::/128'],
     ['reserved', '0.0.0.0/8'], // "this network": Linux connects 0.x to the local host
     ['loopback', '127.0.0.0/8'],
     ['loopback', '::1/128'],
+    ['reserved', '::/112'], // ::2–::ffff: the rest of the IPv4-compatible block carries no routable address
     ['private', '10.0.0.0/8'],
     ['private', '172.16.0.0/12'],
     ['private', '192.168.0.0/16'],
