@@ -160,8 +160,15 @@ function decodeEntities(text: string): string {
   });
 }
 
-/** JSON pretty-printed with two spaces; a body that does not parse is returned as it came. */
+/**
+ * JSON pretty-printed with two spaces, when that stays near the size of the body: indentation grows
+ * with nesting, and a small body of deeply nested arrays would print as hundreds of megabytes. The
+ * printed size is known from one pass over the text before anything is printed; a body that does
+ * not parse, nests too deep or would print past the budget is returned as it came.
+ */
 export function prettyJson(text: string): string {
+  const layout = jsonLayout(text);
+  if (layout.depth > MAX_PRETTY_DEPTH || layout.printedLength > text.length * PRETTY_GROWTH + 1024) return text;
   try {
     return JSON.stringify(JSON.parse(text), null, 2);
   } catch {
@@ -169,6 +176,58 @@ export function prettyJson(text: string): string {
   }
 }
 
+/** Nesting past this is left as it came: JSON.parse and JSON.stringify recurse. */
+const MAX_PRETTY_DEPTH = 256;
+/** Printed JSON may be at most this many times the size of the body. */
+const PRETTY_GROWTH = 4;
+
+/**
+ * The deepest nesting outside strings and an upper bound of the two-space printed length: every
+ * bracket and comma starts a new line indented by its depth, every colon gains a space.
+ */
+function jsonLayout(text: string): { depth: number; printedLength: number } {
+  let depth = 0;
+  let deepest = 0;
+  let printedLength = text.length;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 0x5c) index += 1;
+      else if (code === 0x22) inString = false;
+      continue;
+    }
+    if (code === 0x22) inString = true;
+    else if (code === 0x5b || code === 0x7b) {
+      depth += 1;
+      deepest = Math.max(deepest, depth);
+      printedLength += 1 + 2 * depth;
+    } else if (code === 0x5d || code === 0x7d) {
+      depth -= 1;
+      printedLength += 1 + 2 * Math.max(depth, 0);
+    } else if (code === 0x2c) printedLength += 1 + 2 * depth;
+    else if (code === 0x3a) printedLength += 1;
+  }
+  return { depth: deepest, printedLength };
+}
+
+/** Whether a media type is a plain `type/subtype` pair of tokens. */
+export function isMediaType(mime: string): boolean {
+  return /^[a-z0-9!#$&^_.+-]{1,127}\/[a-z0-9!#$&^_.+-]{1,127}$/.test(mime);
+}
+
+/** The Content-Type rebuilt from what was parsed out of it: a media type and a plain charset, nothing else the server wrote. */
+export function cleanContentType(type: ContentType): string {
+  if (!isMediaType(type.mime)) return '';
+  return type.charset !== undefined && /^[a-z0-9._:-]{1,40}$/.test(type.charset) ? `${type.mime}; charset=${type.charset}` : type.mime;
+}
+
+/** The media type for our own words; anything else a server sent there is not repeated outside the wrapper. */
+export function shownType(mime: string): string {
+  if (mime === '') return 'no content type';
+  return isMediaType(mime) ? mime : 'an unusual content type';
+}
+
 export function refuseBinary(type: ContentType, bytes: number, truncated: boolean): never {
-  throw new ToolError(`the response is ${type.mime} (${truncated ? 'more than ' : ''}${bytes} bytes), not text: web_fetch returns only text, HTML and JSON`, 'binary_content');
+  throw new ToolError(`the response is ${shownType(type.mime)} (${truncated ? 'more than ' : ''}${bytes} bytes), not text: web_fetch returns only text, HTML and JSON`, 'binary_content');
 }

@@ -58,11 +58,16 @@ export interface FetchedResponse {
 export async function guardedFetch(startUrl: string, options: FetchOptions): Promise<FetchedResponse> {
   const timeout = AbortSignal.timeout(options.timeoutMs);
   const signal = AbortSignal.any([options.signal, timeout]);
-  let url = options.guard.checkUrl(startUrl);
+  const start = options.guard.checkUrl(startUrl);
+  const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
+  let url = start;
+  let redirectedFrom: URL | undefined;
+  let redirects = 0;
+  let revalidate = true;
   try {
-    const maxRedirects = options.maxRedirects ?? MAX_REDIRECTS;
-    for (let hop = 0; ; hop += 1) {
+    for (;;) {
       await options.beforeHop?.(url, signal);
+      const conditional = revalidate ? (options.cache?.conditionalHeaders(url.href) ?? {}) : {};
       const response = await request(url, {
         method: 'GET',
         dispatcher: options.dispatcher,
@@ -71,8 +76,9 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
           'user-agent': options.userAgent,
           accept: 'text/html,application/xhtml+xml,application/json,text/plain;q=0.9,*/*;q=0.5',
           'accept-encoding': 'gzip, deflate, br',
-          ...options.headers,
-          ...options.cache?.conditionalHeaders(url.href),
+          // A provider's key is for the provider: a redirect to another origin does not carry it.
+          ...(url.origin === start.origin ? options.headers : {}),
+          ...conditional,
         },
       });
       const location = headerValue(response.headers['location']);
@@ -80,16 +86,21 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
         await response.body.dump();
         const next = redirectTarget(url, location, options.guard);
         if (maxRedirects === 0) throw new ToolError(`${url.href} redirected to ${next.href}; redirects are not followed here`, 'redirect_refused');
-        if (hop === maxRedirects) throw new ToolError(`more than ${maxRedirects} redirects (the last one, from ${url.href}, pointed to ${next.href})`, 'too_many_redirects');
+        if (redirects === maxRedirects) throw new ToolError(`more than ${maxRedirects} redirects (the last one, from ${url.href}, pointed to ${next.href})`, 'too_many_redirects');
+        redirects += 1;
+        redirectedFrom = url;
         url = next;
+        revalidate = true;
         continue;
       }
       if (response.statusCode === 304) {
+        await response.body.dump();
         const held = options.cache?.notModified(url.href);
-        if (held !== undefined) {
-          await response.body.dump();
-          return held;
-        }
+        if (held !== undefined) return { ...held, url: url.href };
+        if (Object.keys(conditional).length === 0) throw new ToolError(`${url.href} answered HTTP 304 Not Modified to a request that asked for no revalidation`, 'http_error');
+        // The held response was let go while the request was out: ask again, unconditionally.
+        revalidate = false;
+        continue;
       }
       const { body, truncated } = await readCapped(response.body, headerValue(response.headers['content-encoding']), options.maxBytes);
       const fetched: FetchedResponse = {
@@ -105,8 +116,17 @@ export async function guardedFetch(startUrl: string, options: FetchOptions): Pro
     }
   } catch (error) {
     if (timeout.aborted) throw new ToolError(`${url.href} did not answer in full within ${options.timeoutMs} ms`, 'timeout');
+    // A hop's address refused at connect time is a refused redirect, named as such.
+    if (error instanceof NetworkRefusal && !(error instanceof RedirectRefusal) && redirectedFrom !== undefined) throw new RedirectRefusal(redirectedFrom, url.href, error.message);
     if (error instanceof ToolError) throw error;
     throw new ToolError(`fetching ${url.href} failed: ${errorMessage(error)}`, 'fetch_failed');
+  }
+}
+
+/** A redirect whose target the guard refused. */
+export class RedirectRefusal extends NetworkRefusal {
+  constructor(from: URL, target: string, reason: string) {
+    super(`${from.href} redirected to ${target}, which is refused: ${reason}`);
   }
 }
 
@@ -121,13 +141,19 @@ function redirectTarget(from: URL, location: string, guard: NetworkGuard): URL {
   try {
     return guard.checkUrl(target);
   } catch (error) {
-    if (error instanceof NetworkRefusal) throw new NetworkRefusal(`${from.href} redirected to ${target}, which is refused: ${error.message}`);
+    if (error instanceof NetworkRefusal) throw new RedirectRefusal(from, target, error.message);
     throw error;
   }
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
+}
+
+/** A header token as the server sent it when it is one short token; the server's other words stay out of our messages. */
+function shownToken(value: string): string {
+  const token = value.trim();
+  return /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,40}$/.test(token) ? `"${token}"` : 'that the server named';
 }
 
 /** The decoder for a Content-Encoding; identity passes bytes through. */
@@ -145,7 +171,7 @@ function decoderFor(encoding: string | undefined): Transform | undefined {
     case 'deflate':
       return createInflate();
     default:
-      throw new ToolError(`the response uses the content encoding "${encoding}", which web_fetch does not decode`, 'unsupported_encoding');
+      throw new ToolError(`the response uses the content encoding ${shownToken(encoding ?? '')}, which is not decoded here (gzip, br and deflate are)`, 'unsupported_encoding');
   }
 }
 
@@ -171,7 +197,7 @@ async function readCapped(body: Readable, encoding: string | undefined, maxBytes
       size += buffer.length;
     }
   } catch (error) {
-    throw new ToolError(`the response body could not be read${decoder !== undefined ? ` or decoded (${encoding})` : ''}: ${errorMessage(error)}`, 'bad_body');
+    throw new ToolError(`the response body could not be read${decoder !== undefined ? ` or decoded (${shownToken(encoding ?? '')})` : ''}: ${errorMessage(error)}`, 'bad_body');
   } finally {
     body.destroy();
     if (source !== body) source.destroy();

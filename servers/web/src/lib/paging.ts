@@ -6,11 +6,20 @@ export interface TextPage {
   readonly next: number | null;
 }
 
-/** A window of `maxLength` characters from `start`; never ends between the two halves of a surrogate pair. */
-export function pageText(text: string, start: number, maxLength: number): TextPage {
+/**
+ * A window of at most `maxLength` characters from `start`, and at most `maxBytes` bytes of UTF-8
+ * when given (so the page fits the server's output cap whole and the rest stays reachable by
+ * start_index); never ends between the two halves of a surrogate pair.
+ */
+export function pageText(text: string, start: number, maxLength: number, maxBytes?: number): TextPage {
   const from = Math.min(start, text.length);
   let end = Math.min(text.length, from + maxLength);
   if (end < text.length && end > from && isHighSurrogate(text.charCodeAt(end - 1))) end -= 1;
+  if (maxBytes !== undefined && (end - from) * 3 > maxBytes) {
+    // encodeInto stops where the next character would not fit, never inside a surrogate pair.
+    const { read } = new TextEncoder().encodeInto(text.slice(from, end), new Uint8Array(Math.max(maxBytes, 4)));
+    end = from + read;
+  }
   return { text: text.slice(from, end), start: from, total: text.length, next: end < text.length ? end : null };
 }
 

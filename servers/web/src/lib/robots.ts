@@ -1,5 +1,5 @@
 import { errorMessage, NetworkRefusal, ToolError } from '@bulkhead/core';
-import type { FetchedResponse } from './fetch.js';
+import { RedirectRefusal, type FetchedResponse } from './fetch.js';
 
 /** RFC 9309 asks crawlers to read at least 500 KiB of a robots.txt; more than that is not read. */
 export const MAX_ROBOTS_BYTES = 512 * 1024;
@@ -52,10 +52,11 @@ export class RobotsRules {
     const rules = await abortable(this.rulesFor(url.origin), signal);
     const path = url.pathname + url.search;
     if (rules.kind === 'disallow_all') throw new ToolError(`${url.href} is not fetched: ${rules.reason} (robots.respect: false in web_policy.yaml ignores robots.txt)`, 'robots_disallowed');
-    const rule = decidingRule(rules.rules, path);
+    const rule = decidingRule(rules.rules, normalisePath(path));
+    // The rule's own text is the site's words: it is not repeated outside the untrusted wrapper.
     if (rule !== undefined && !rule.allow) {
       throw new ToolError(
-        `${url.href} is disallowed by ${url.origin}/robots.txt for ${this.options.productToken} (rule "Disallow: ${rule.pattern}"; robots.respect: false in web_policy.yaml ignores robots.txt)`,
+        `${url.href} is disallowed by ${url.origin}/robots.txt for ${this.options.productToken} (a Disallow rule matches it; robots.respect: false in web_policy.yaml ignores robots.txt)`,
         'robots_disallowed',
       );
     }
@@ -87,8 +88,9 @@ export class RobotsRules {
       }
     } catch (error) {
       // The guard refusing the host refuses the page the same way: that refusal is the answer, not robots.txt.
-      if (error instanceof NetworkRefusal) throw error;
-      if (error instanceof ToolError && error.code === 'too_many_redirects') {
+      if (error instanceof NetworkRefusal && !(error instanceof RedirectRefusal)) throw error;
+      // A robots.txt that redirects too often or somewhere refused is unavailable, like a 4xx (RFC 9309 2.3.1.2).
+      if (error instanceof RedirectRefusal || (error instanceof ToolError && error.code === 'too_many_redirects')) {
         rules = { kind: 'rules', rules: [] };
       } else {
         rules = { kind: 'disallow_all', reason: `${robotsUrl.href} could not be read (${errorMessage(error)}), which disallows the whole host until it can` };
@@ -111,7 +113,8 @@ export function parseRobots(text: string, productToken: string): RobotsRule[] {
   const token = productToken.toLowerCase();
   const named: RobotsRule[] = [];
   const anyAgent: RobotsRule[] = [];
-  let agents: string[] = [];
+  let namesToken = false;
+  let namesAny = false;
   let inRules = false;
   let namedFound = false;
   for (const rawLine of text.split(/\r\n|\r|\n/)) {
@@ -121,18 +124,20 @@ export function parseRobots(text: string, productToken: string): RobotsRule[] {
     const key = line.slice(0, colon).trim().toLowerCase();
     const value = line.slice(colon + 1).trim();
     if (key === 'user-agent') {
-      if (inRules) agents = [];
+      if (inRules) namesToken = namesAny = false;
       inRules = false;
-      agents.push(value.toLowerCase());
-      if (value.toLowerCase() === token) namedFound = true;
+      const agent = value.toLowerCase();
+      namesToken ||= agent === token;
+      namesAny ||= agent === '*';
+      namedFound ||= agent === token;
       continue;
     }
     if (key !== 'allow' && key !== 'disallow') continue;
     inRules = true;
-    if (value === '') continue;
-    const rule = { allow: key === 'allow', pattern: normalisePattern(value) };
-    if (agents.includes(token)) named.push(rule);
-    if (agents.includes('*')) anyAgent.push(rule);
+    if (value === '' || (!namesToken && !namesAny)) continue;
+    const rule = { allow: key === 'allow', pattern: normalisePath(value) };
+    if (namesToken) named.push(rule);
+    if (namesAny) anyAgent.push(rule);
   }
   return namedFound ? named : anyAgent;
 }
@@ -147,42 +152,44 @@ function decidingRule(rules: readonly RobotsRule[], path: string): RobotsRule | 
   return best;
 }
 
-/** Non-ASCII characters percent-encoded and escapes in upper case, as URL paths arrive. */
-function normalisePattern(pattern: string): string {
-  return pattern.replace(/[^\x21-\x7e]/gu, (character) => encodeURIComponent(character)).replace(/%[0-9a-f]{2}/gi, (escape) => escape.toUpperCase());
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/**
+ * A path or pattern in the one form both are compared in (RFC 9309 2.2.2): non-ASCII characters
+ * and spaces percent-encoded, escapes of unreserved characters decoded (`%70rivate` is `private`),
+ * other escapes in upper case.
+ */
+function normalisePath(text: string): string {
+  return text
+    .replace(/[^\x21-\x7e]/gu, (character) => encodeURIComponent(character))
+    .replace(/%([0-9a-fA-F]{2})/g, (escape, hex: string) => {
+      const character = String.fromCharCode(Number.parseInt(hex, 16));
+      return UNRESERVED.test(character) ? character : escape.toUpperCase();
+    });
 }
 
 /**
  * Whether a robots pattern (`*` any characters, a final `$` the end of the path) matches the start
- * of `path`. Wildcards are matched by the two-pointer method, so a pattern full of `*` costs at
- * most pattern × path steps, never a regular expression's backtracking.
+ * of `path`. The literal pieces between the `*`s are found leftmost-first with indexOf, which is
+ * exact for `*`-only wildcards and costs about one pass over the path per rule, so a hostile
+ * robots.txt cannot make a check slow.
  */
 export function patternMatches(pattern: string, path: string): boolean {
   const anchored = pattern.endsWith('$');
-  const body = anchored ? pattern.slice(0, -1) : pattern;
-  let p = 0;
-  let s = 0;
-  let star = -1;
-  let resume = 0;
-  while (s < path.length) {
-    if (p === body.length && !anchored) return true;
-    if (p < body.length && body[p] !== '*' && body[p] === path[s]) {
-      p += 1;
-      s += 1;
-    } else if (p < body.length && body[p] === '*') {
-      star = p;
-      resume = s;
-      p += 1;
-    } else if (star !== -1) {
-      p = star + 1;
-      resume += 1;
-      s = resume;
-    } else {
-      return false;
-    }
+  const pieces = (anchored ? pattern.slice(0, -1) : pattern).split('*');
+  const first = pieces[0]!;
+  if (!path.startsWith(first)) return false;
+  if (pieces.length === 1) return !anchored || path.length === first.length;
+  let position = first.length;
+  const last = pieces.length - 1;
+  for (let index = 1; index < last; index += 1) {
+    const found = path.indexOf(pieces[index]!, position);
+    if (found === -1) return false;
+    position = found + pieces[index]!.length;
   }
-  while (p < body.length && body[p] === '*') p += 1;
-  return p === body.length;
+  const tail = pieces[last]!;
+  if (anchored) return path.length - tail.length >= position && path.endsWith(tail);
+  return path.indexOf(tail, position) !== -1;
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {

@@ -2,10 +2,10 @@ import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
 import { defineTool, structuredReply, ToolError } from '@bulkhead/core';
 import type { WebCapabilities } from '../context.js';
-import { decodeBody, isHtml, isJson, isTextual, parseContentType, prettyJson, refuseBinary } from '../lib/content.js';
+import { decodeBody, isHtml, isJson, isTextual, parseContentType, cleanContentType, prettyJson, refuseBinary, shownType } from '../lib/content.js';
 import { guardedFetch } from '../lib/fetch.js';
 import { pageText, textPageFooter } from '../lib/paging.js';
-import { markUntrusted } from '../lib/untrusted.js';
+import { defuseUntrusted, wrapUntrusted } from '../lib/untrusted.js';
 
 const input = z.strictObject({
   url: z.string().min(1).max(8192).describe('The http or https URL to fetch'),
@@ -21,7 +21,7 @@ const input = z.strictObject({
 const output = z.object({
   url: z.string().describe('The URL the content came from, after redirects'),
   status: z.number().int().describe('HTTP status of the final response'),
-  content_type: z.string().describe('The Content-Type the server sent'),
+  content_type: z.string().describe('The media type the server sent and its charset ("text/html; charset=utf-8"), rebuilt from what was parsed; "" when it sent none or something else'),
   title: z.string().optional().describe('The title of an HTML page'),
   total_length: z.number().int().describe('Characters of content in all pages together'),
   start_index: z.number().int().describe('Character this page starts at'),
@@ -30,10 +30,17 @@ const output = z.object({
 });
 
 
-/** The media type as a token pair; anything else a server sent there is not repeated outside the wrapper. */
-function shownType(mime: string): string {
-  if (mime === '') return 'no content type';
-  return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(mime) ? mime : 'an unusual content type';
+/** A page's title is its own words; this many characters of it are shown. */
+const MAX_TITLE_LENGTH = 500;
+
+/** Room for the footer and notes after the page text. */
+const NOTES_BYTES = 512;
+
+/** UTF-8 bytes the page text may take so the whole reply fits max_output_bytes (0: no cap). */
+function pageByteBudget(maxOutputBytes: number, header: string, url: string, titleLine: string): number | undefined {
+  if (maxOutputBytes === 0) return undefined;
+  const wrapper = wrapUntrusted(url, '');
+  return Math.max(1024, maxOutputBytes - Buffer.byteLength(header) - Buffer.byteLength(wrapper) - Buffer.byteLength(titleLine) - NOTES_BYTES);
 }
 
 export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>({
@@ -71,19 +78,19 @@ export const webFetch = defineTool<WebCapabilities, typeof input, typeof output>
     const { content, title } = isHtml(type.mime)
       ? await ctx.renderer.render(body, response.url, args.format, deadline, ctx.signal)
       : { content: args.format !== 'html' && isJson(type.mime) ? prettyJson(body) : body, title: undefined };
-    const page = pageText(content, args.start_index, args.max_length ?? ctx.limits.default_max_length);
+    // Only what this server vouches for stays outside the wrapper: the page's title is the page's words.
+    const header = `${response.url} (HTTP ${response.status}, ${shownType(type.mime)})`;
+    const titleLine = title !== undefined ? `Title: ${defuseUntrusted(title.slice(0, MAX_TITLE_LENGTH))}\n\n` : '';
+    const page = pageText(defuseUntrusted(content), args.start_index, args.max_length ?? ctx.limits.default_max_length, pageByteBudget(ctx.limits.max_output_bytes, header, response.url, titleLine));
     const notes = [
       response.truncated ? `[the response was larger than ${ctx.limits.max_response_bytes} bytes; only its start was read]` : '',
       textPageFooter(page),
     ].filter((line) => line !== '');
-    // Only what this server vouches for stays outside the wrapper: the page's title is the page's words.
-    const header = `${response.url} (HTTP ${response.status}, ${shownType(type.mime)})`;
-    const untrusted = title !== undefined ? `Title: ${title}\n\n${page.text}` : page.text;
-    return structuredReply([header, markUntrusted(response.url, untrusted), ...notes].join('\n'), {
+    return structuredReply([header, wrapUntrusted(response.url, titleLine + page.text), ...notes].join('\n'), {
       url: response.url,
       status: response.status,
-      content_type: response.contentType,
-      ...(title !== undefined ? { title } : {}),
+      content_type: cleanContentType(type),
+      ...(title !== undefined ? { title: title.slice(0, MAX_TITLE_LENGTH) } : {}),
       total_length: page.total,
       start_index: page.start,
       next_index: page.next,
