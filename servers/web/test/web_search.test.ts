@@ -178,6 +178,26 @@ describe('web_search with DuckDuckGo (HTML endpoint)', () => {
     expect(result.structured.results).toEqual([]);
   });
 
+  it('reads a hostile results page (deeply nested, or huge) off the server\'s thread within search.timeout_ms, then answers the next query', async () => {
+    const web = await searchWith({ provider: 'duckduckgo', timeout_ms: 1500 }, '/html/');
+    const nested = `<html><body>${'<div class="result">'.repeat(200_000)}</body></html>`;
+    const huge = `<html><body>${'<div class="result"><a class="result__a" href="http://e.example/a">t</a><a class="result__snippet">s</a></div>'.repeat(38_000)}</body></html>`;
+    for (const page of [nested, huge]) {
+      provider.answer = html(page);
+      let ticks = 0;
+      const ticker = setInterval(() => ticks++, 50);
+      const result = await web.call('web_search', { query: 'hostile' });
+      clearInterval(ticker);
+      expect(result.isError).toBe(true);
+      expect(result.text).toBe('DuckDuckGo\'s results page could not be read within search.timeout_ms (1500 ms)');
+      // jsdom on the server's thread would let no timer fire for the whole 1.5 s.
+      expect(ticks).toBeGreaterThan(5);
+    }
+    provider.answer = html(DDG_PAGE);
+    const next = await web.call<SearchResult>('web_search', { query: 'rust', max_results: 1 });
+    expect(next.structured.results.map((hit) => hit.url)).toEqual(['https://tokio.rs/']);
+  });
+
   it('reaches a provider allowed by allow_private and ports in the policy, without allow_private_endpoint', async () => {
     provider.answer = html(DDG_PAGE);
     h = await startWeb({ policy: { allow_private: ['127.0.0.1/32'], ports: [provider.port], search: { provider: 'duckduckgo', endpoint: `${provider.base}/html/` } } });

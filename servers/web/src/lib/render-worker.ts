@@ -2,34 +2,69 @@ import { parentPort } from 'node:worker_threads';
 import { errorMessage } from '@bulkhead/core';
 import { htmlTitle, htmlToText } from './content.js';
 import { htmlToMarkdown } from './markdown.js';
+import { parseDuckDuckGoResults } from './search/duckduckgo.js';
+import type { SearchHit } from './search/providers.js';
 
 export type HtmlFormat = 'markdown' | 'text' | 'html';
-
-export interface RenderTask {
-  readonly id: number;
-  readonly html: string;
-  readonly url: string;
-  readonly format: HtmlFormat;
-}
 
 export interface RenderedHtml {
   readonly content: string;
   readonly title: string | undefined;
 }
 
-export type RenderReply = { readonly id: number; readonly ok: true; readonly page: RenderedHtml } | { readonly id: number; readonly ok: false; readonly error: string };
+/** What a worker is asked to read: a fetched page to convert, or a DuckDuckGo results page to list. */
+export type RenderJob =
+  | { readonly kind: 'page'; readonly html: string; readonly url: string; readonly format: HtmlFormat }
+  | { readonly kind: 'duckduckgo'; readonly html: string; readonly url: string };
 
-async function render(task: RenderTask): Promise<RenderedHtml> {
-  if (task.format === 'markdown') {
-    const page = await htmlToMarkdown(task.html, task.url);
-    return { content: page.markdown, title: page.title };
-  }
-  return { content: task.format === 'text' ? htmlToText(task.html) : task.html, title: htmlTitle(task.html) };
+/** What each kind of job yields. */
+export interface JobOutputs {
+  readonly page: RenderedHtml;
+  readonly duckduckgo: SearchHit[];
 }
 
-parentPort?.on('message', (task: RenderTask) => {
-  render(task).then(
-    (page) => parentPort?.postMessage({ id: task.id, ok: true, page } satisfies RenderReply),
-    (error: unknown) => parentPort?.postMessage({ id: task.id, ok: false, error: errorMessage(error) } satisfies RenderReply),
+export type JobKind = RenderJob['kind'];
+
+export interface JobRequest {
+  readonly id: number;
+  readonly job: RenderJob;
+}
+
+/**
+ * Why a job failed inside a worker that lives on: `too_deep` is a stack overflow (markup nested
+ * past what jsdom's recursive walks can follow), told apart because the model can do nothing
+ * about it but should know the page, not the network, was at fault.
+ */
+export type JobFailure = 'too_deep' | 'error';
+
+export type JobSuccess = { readonly [K in JobKind]: { readonly kind: K; readonly output: JobOutputs[K] } }[JobKind];
+
+export type JobReply = ({ readonly id: number; readonly ok: true } & JobSuccess) | { readonly id: number; readonly ok: false; readonly failure: JobFailure; readonly message: string };
+
+async function perform(job: RenderJob): Promise<JobSuccess> {
+  switch (job.kind) {
+    case 'page':
+      return { kind: 'page', output: await renderPage(job.html, job.url, job.format) };
+    case 'duckduckgo':
+      return { kind: 'duckduckgo', output: await parseDuckDuckGoResults(job.html, new URL(job.url)) };
+  }
+}
+
+async function renderPage(html: string, url: string, format: HtmlFormat): Promise<RenderedHtml> {
+  if (format === 'markdown') {
+    const page = await htmlToMarkdown(html, url);
+    return { content: page.markdown, title: page.title };
+  }
+  return { content: format === 'text' ? htmlToText(html) : html, title: htmlTitle(html) };
+}
+
+function failureOf(error: unknown): JobFailure {
+  return errorMessage(error).includes('Maximum call stack size exceeded') ? 'too_deep' : 'error';
+}
+
+parentPort?.on('message', ({ id, job }: JobRequest) => {
+  perform(job).then(
+    (success) => parentPort?.postMessage({ id, ok: true, ...success } satisfies JobReply),
+    (error: unknown) => parentPort?.postMessage({ id, ok: false, failure: failureOf(error), message: errorMessage(error) } satisfies JobReply),
   );
 });

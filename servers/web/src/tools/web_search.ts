@@ -46,6 +46,7 @@ export const webSearch = defineTool<WebCapabilities, typeof input, typeof output
     const provider = searchProvider({
       policy: ctx.search,
       controlDir: ctx.controlDir,
+      jobs: ctx.renderer,
       network: { route: ctx.searchRoute, userAgent: ctx.userAgent, maxResponseBytes: Math.min(ctx.limits.max_response_bytes, MAX_SEARCH_RESPONSE_BYTES) },
     });
     const hits = dedupeHits(await provider.search(args.query, args.max_results, ctx.signal)).slice(0, args.max_results);

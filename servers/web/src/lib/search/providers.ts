@@ -1,5 +1,6 @@
 import { ToolError } from '@bulkhead/core';
 import type { WebSearchPolicy } from '../../policy.js';
+import type { JobRunner } from '../renderer.js';
 import { braveProvider } from './brave.js';
 import { ProviderClient, type SearchNetwork } from './client.js';
 import { duckDuckGoProvider } from './duckduckgo.js';
@@ -26,6 +27,8 @@ export interface ProviderSetup {
   readonly network: SearchNetwork;
   /** The control-plane folder: a relative search.api_key_file is read from here. */
   readonly controlDir: string;
+  /** Parses a provider's HTML off the server's thread (DuckDuckGo). */
+  readonly jobs: JobRunner;
 }
 
 const DEFAULT_ENDPOINTS = {
@@ -44,7 +47,7 @@ export function searchProvider(setup: ProviderSetup): SearchProvider {
     return searxngProvider(client);
   }
   const client = new ProviderClient(label, policy, new URL(policy.endpoint ?? DEFAULT_ENDPOINTS[policy.provider]), setup.network);
-  return policy.provider === 'brave' ? braveProvider(client, policy, setup.controlDir) : duckDuckGoProvider(client);
+  return policy.provider === 'brave' ? braveProvider(client, policy, setup.controlDir) : duckDuckGoProvider(client, setup.jobs, policy.timeout_ms);
 }
 
 function searxngBase(endpoint: string | undefined): URL {
