@@ -16,8 +16,10 @@ import {
   verifyReceipt,
   type GateMode,
   type Receipt,
+  type ToolServer,
+  type ToolServerSpec,
 } from '@bulkhead/core';
-import type { ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { connectInProcess, tempWorkspace, type ConnectedClient, type TempWorkspace } from '@bulkhead/core/testing';
 
 interface DemoCaps {
@@ -102,6 +104,7 @@ const boom = defineTool<DemoCaps, z.ZodObject>({
 let ws: TempWorkspace;
 let connected: ConnectedClient | undefined;
 let effects: string[];
+let servers: ToolServer[] = [];
 
 afterEach(async () => {
   await connected?.close();
@@ -109,7 +112,7 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
-async function start(options: { permissions?: string; policy?: unknown; receipts?: boolean; gateway?: boolean; elicit?: (m: string) => ElicitResult } = {}) {
+async function start(options: { permissions?: string; policy?: unknown; receipts?: boolean; gateway?: boolean; elicit?: (m: string) => ElicitResult; assessRisk?: ToolServerSpec<DemoCaps>['assessRisk'] } = {}) {
   ws = tempWorkspace(options.permissions ? { '.bulkhead/permissions.yaml': options.permissions } : {});
   const controlDir = ws.path('.bulkhead');
   effects = [];
@@ -124,7 +127,9 @@ async function start(options: { permissions?: string; policy?: unknown; receipts
     gate,
     audit: auditPolicySchema.parse({ receipts: options.receipts ?? false }),
     limits: { maxOutputBytes: 1000 },
+    ...(options.assessRisk ? { assessRisk: options.assessRisk } : {}),
   });
+  servers.push(server);
   connected = await connectInProcess(server, options.elicit ? { elicit: options.elicit } : {});
   return { client: connected.client, controlDir, auditFile: join(controlDir, 'audit', 'demo.jsonl') };
 }
@@ -216,6 +221,19 @@ describe('permission gate', () => {
     const result = await client.callTool({ name: 'touch', arguments: { name: 'doc' } });
     expect(text(result)).toBe('Permission denied: the user declined demo:touch. Nothing was run.');
     expect(effects).toEqual([]);
+  });
+
+  it('gates a call by the risk its arguments carry when the server assesses it', async () => {
+    const { client, auditFile } = await start({
+      permissions: 'autonomy: supervised\n',
+      assessRisk: { touch: (args) => (String(args['name']).startsWith('safe') ? 'low' : 'high') },
+    });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'safe-one' } }))).toBe('touched safe-one');
+    const risky = await client.callTool({ name: 'touch', arguments: { name: 'rm-everything' } });
+    expect(risky.isError).toBe(true);
+    expect(text(risky)).toContain('demo:touch is high risk and autonomy is supervised');
+    expect(effects).toEqual(['safe-one']);
+    expect(auditLines(auditFile).map((line) => line.decision)).toEqual(['allow', 'deny']);
   });
 
   it('never runs a denied call, even for a client that can elicit', async () => {
@@ -339,6 +357,14 @@ describe('an audit log that cannot be written', () => {
 });
 
 describe('compose', () => {
+  it('sends a log notification to every connected client', async () => {
+    const { client } = await start();
+    const received: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void received.push(notification.params));
+    await servers.at(-1)!.sendLog('info', { event: 'task ended' });
+    await expect.poll(() => received).toEqual([{ level: 'info', logger: 'bulkhead-demo', data: { event: 'task ended' } }]);
+  });
+
   it('runs middlewares outermost first and refuses a double next()', async () => {
     const order: string[] = [];
     await compose<object>([

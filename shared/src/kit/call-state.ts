@@ -7,6 +7,8 @@ export interface CallTarget {
   readonly risk: Risk;
   /** The argument a bare permission matcher such as `fs:read_file(src/**)` compares against. */
   readonly subjectArg?: string;
+  /** The risk of this call's arguments, when the tool's risk depends on them. */
+  readonly assessRisk?: (args: Record<string, unknown>) => Risk | Promise<Risk>;
 }
 
 /** Everything one tools/call carries through the middleware chain. */

@@ -45,9 +45,10 @@ export function gateMiddleware(mode: GateMode): Middleware<CallState> {
       state.decision = 'gateway';
       return next();
     }
+    const risk = (await state.target.assessRisk?.(state.args)) ?? state.target.risk;
     const decision = mode.permissions.decide({
       qualifiedName: state.qualifiedName,
-      risk: state.target.risk,
+      risk,
       args: state.args,
       ...(state.target.subjectArg ? { subjectArg: state.target.subjectArg } : {}),
     });

@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type LoggingLevel, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Risk } from '../permissions/schema.js';
 import { z } from 'zod';
 import { isToolEnabled, type ServerPolicyBase } from '../config/policy.js';
 import type { AuditPolicy } from '../config/audit-policy.js';
@@ -32,7 +33,15 @@ export interface ToolServerSpec<Caps> {
   readonly maxRequestBytes?: number;
   /** Runs when the server closes, after in-flight calls were aborted. */
   readonly onClose?: () => Promise<void>;
+  /**
+   * Per-call risk for tools whose risk depends on their arguments (a shell command): the gate uses
+   * it instead of the declared tier, which stays the tier listed for a gateway in front. It must not
+   * throw; when unsure it answers the declared tier or higher.
+   */
+  readonly assessRisk?: Readonly<Record<string, RiskAssessor>>;
 }
+
+export type RiskAssessor = (args: Record<string, unknown>) => Risk | Promise<Risk>;
 
 /** 16 MiB: more than the SDK's 10 MiB, so a 10 MiB file in JSON still fits. */
 export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -43,6 +52,8 @@ export interface ToolServer {
   readonly maxRequestBytes: number;
   /** The registered tools: a disabled tool is simply absent. */
   readonly toolNames: readonly string[];
+  /** Sends an MCP log notification to every connected client (news that belongs to no call, such as a background task ending). */
+  sendLog(level: LoggingLevel, data: unknown): Promise<void>;
   /** Builds one SDK server for one client connection (HTTP has one per session). */
   connect(transport: Transport): Promise<Server>;
   close(): Promise<void>;
@@ -115,7 +126,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
       }
       return inFlight.run(extra.signal, async (signal) => {
         const state: CallState = {
-          target: tool,
+          target: { risk: tool.risk, ...(tool.subjectArg ? { subjectArg: tool.subjectArg } : {}), ...(spec.assessRisk?.[tool.name] ? { assessRisk: spec.assessRisk[tool.name] } : {}) },
           qualifiedName: qualify(spec.namespace, tool.name),
           rawArgs: request.params.arguments ?? {},
           args: {},
@@ -141,5 +152,10 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     await spec.onClose?.();
   }
 
-  return { namespace: spec.namespace, maxRequestBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, toolNames: tools.map((t) => t.name), connect, close };
+  async function sendLog(level: LoggingLevel, data: unknown): Promise<void> {
+    // A client that went away mid-send is no reason to fail the others.
+    await Promise.allSettled([...connections].map((server) => server.sendLoggingMessage({ level, logger: `bulkhead-${spec.namespace}`, data })));
+  }
+
+  return { namespace: spec.namespace, maxRequestBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, toolNames: tools.map((t) => t.name), sendLog, connect, close };
 }
