@@ -13,6 +13,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
+  broadcastLog,
   CallAuditor,
   callerOf,
   compose,
@@ -297,6 +298,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     downstreams,
     visible: visibleUnder(options.access),
     metaToolNames: metaTools.filter((tool) => !stableMode || tool.stable).map((tool) => tool.name),
+    sendLog: (level, data) => broadcastLog(sessions, 'bulkhead-gateway', level, data),
     get toolNames() {
       const visible = visibleUnder(options.access);
       return [...catalog.entries().filter((entry) => visible(entry) && isCore(entry)).map((entry) => entry.wire), ...this.metaToolNames];

@@ -63,6 +63,11 @@ export interface ToolServer {
 export const RISK_META = 'bulkhead/risk';
 export const SUBJECT_META = 'bulkhead/subject';
 
+/** Sends one MCP log notification to every connected client; one that went away mid-send does not fail the others. */
+export async function broadcastLog(connections: Iterable<Server>, logger: string, level: LoggingLevel, data: unknown): Promise<void> {
+  await Promise.allSettled([...connections].map((server) => server.sendLoggingMessage({ level, logger, data })));
+}
+
 /** A zod object as the JSON Schema MCP lists, without the dialect line. */
 export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
@@ -152,10 +157,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     await spec.onClose?.();
   }
 
-  async function sendLog(level: LoggingLevel, data: unknown): Promise<void> {
-    // A client that went away mid-send is no reason to fail the others.
-    await Promise.allSettled([...connections].map((server) => server.sendLoggingMessage({ level, logger: `bulkhead-${spec.namespace}`, data })));
-  }
+  const sendLog = (level: LoggingLevel, data: unknown) => broadcastLog(connections, `bulkhead-${spec.namespace}`, level, data);
 
   return { namespace: spec.namespace, maxRequestBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, toolNames: tools.map((t) => t.name), sendLog, connect, close };
 }
