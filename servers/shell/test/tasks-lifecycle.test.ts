@@ -130,6 +130,15 @@ describe('task lifecycle', () => {
     expect(() => harness.manager.output('task 1')).toThrow(/"task 1" is not a task id: ids look like bash_1/);
     await expect(harness.manager.wait('bash_9', 10)).rejects.toThrow(ToolError);
     await expect(harness.manager.kill('bash_9')).rejects.toThrow(ToolError);
+    expect(() => harness.manager.output('bash_0')).toThrow(/is not a task id/);
+    await expect(harness.manager.wait('bash_2', 10 ** 12)).rejects.toThrow(/timeout_ms must be a whole number from 0 to 86400000/);
+  });
+
+  it('shows only the newest few ids in errors when many tasks are known', async () => {
+    harness = taskHarness();
+    const ids = Array.from({ length: 7 }, () => harness.run('true').id);
+    await Promise.all(ids.map((id) => harness.manager.wait(id, 10_000)));
+    await expect(harness.manager.kill('bash_99')).rejects.toThrow('There is no task bash_99. Newest tasks: bash_7, bash_6, bash_5, bash_4, bash_3; list_tasks {} shows all 7.');
   });
 
   it('calls onTaskEnd once for every end, kills included', async () => {

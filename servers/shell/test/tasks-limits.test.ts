@@ -16,7 +16,7 @@ describe('task limits and notifications', () => {
     expect(new Set(ids).size).toBe(100);
     expect(harness.manager.list().filter((task) => task.state === 'running')).toHaveLength(100);
     expect(() => harness.run('true')).toThrow(
-      'Refused: 100 background tasks are running, the most the policy allows at once (100). See them with list_tasks {} and stop one with shell_kill {"task_id":"bash_<n>"}, or wait for one with wait_task.',
+      'Refused: 100 background tasks are running, the most allowed at once (limits.max_background_tasks in shell_policy.yaml). See them with list_tasks {} and stop one with shell_kill {"task_id":"bash_<n>"}, or wait for one with wait_task.',
     );
 
     const reported: string[] = [];
@@ -29,6 +29,11 @@ describe('task limits and notifications', () => {
     expect(harness.manager.list().every((task) => task.state === 'exited' && task.exitCode === 0)).toBe(true);
     // Finished tasks no longer count against the limit, and the refused start used no id.
     expect(harness.run('true').id).toBe('bash_101');
+  });
+
+  it('refuses every task when the policy allows none', () => {
+    harness = taskHarness({ maxTasks: 0 });
+    expect(() => harness.run('true')).toThrow(/background tasks are off \(limits.max_background_tasks is 0/);
   });
 
   it('delivers each notification once, in a block that says how to read the log', async () => {

@@ -67,7 +67,11 @@ export class TaskLog {
         // The disk refused the marker too; droppedBytes still tells the reader.
       }
     }
-    closeSync(this.fd);
+    try {
+      closeSync(this.fd);
+    } catch {
+      // Nothing is buffered (writes are synchronous), so a failed close loses nothing.
+    }
     this.fd = undefined;
   }
 

@@ -13,7 +13,7 @@ export interface TaskManagerOptions {
   readonly stateDir: string;
   /** Starts one command (the process runner). */
   readonly start: (request: RunRequest) => RunningCommand;
-  /** Most tasks running at once; the next one is refused. */
+  /** Most tasks running at once; the next one is refused (0: every one is). */
   readonly maxTasks: number;
   /** Most finished tasks remembered; the oldest is forgotten and its log deleted. */
   readonly maxFinishedTasks: number;
@@ -52,6 +52,8 @@ export const MAX_PAGE_BYTES = 1024 * 1024;
 /** Smallest page: big enough that a page always moves past at least one whole character. */
 export const MIN_PAGE_BYTES = 16;
 export const DEFAULT_PAGE_BYTES = 32 * 1024;
+/** A day: longer waits are surely mistakes, and timers overflow past about 24.8 days anyway. */
+const MAX_WAIT_MS = 24 * 60 * 60 * 1000;
 const COMMAND_SHOWN_CHARS = 200;
 const IDS_SHOWN_IN_ERRORS = 5;
 
@@ -91,11 +93,8 @@ export class TaskManager {
   private closing = false;
 
   constructor(private readonly options: TaskManagerOptions) {
-    for (const key of ['maxTasks', 'maxLogBytes'] as const) {
-      if (!Number.isInteger(options[key]) || options[key] < 1) throw new Error(`TaskManager: ${key} must be a positive integer`);
-    }
-    if (!Number.isInteger(options.maxFinishedTasks) || options.maxFinishedTasks < 0) {
-      throw new Error('TaskManager: maxFinishedTasks must be an integer >= 0');
+    for (const [key, min] of [['maxTasks', 0], ['maxFinishedTasks', 0], ['maxLogBytes', 1]] as const) {
+      if (!Number.isInteger(options[key]) || options[key] < min) throw new Error(`TaskManager: ${key} must be an integer >= ${min}`);
     }
     this.logFolder = createLogFolder(options.stateDir);
   }
@@ -104,9 +103,12 @@ export class TaskManager {
   start(request: BackgroundRequest): TaskInfo {
     if (this.closing) throw new ToolError('The shell server is shutting down; no background task can start now.', 'closed');
     const runningCount = this.runningTasks().length;
+    if (this.options.maxTasks === 0) {
+      throw new ToolError('Refused: background tasks are off (limits.max_background_tasks is 0 in shell_policy.yaml); run the command without run_in_background.', 'disabled');
+    }
     if (runningCount >= this.options.maxTasks) {
       throw new ToolError(
-        `Refused: ${runningCount} background tasks are running, the most the policy allows at once (${this.options.maxTasks}). ` +
+        `Refused: ${runningCount} background tasks are running, the most allowed at once (limits.max_background_tasks in shell_policy.yaml). ` +
           'See them with list_tasks {} and stop one with shell_kill {"task_id":"bash_<n>"}, or wait for one with wait_task.',
         'too_many_tasks',
       );
@@ -125,7 +127,7 @@ export class TaskManager {
       });
     } catch (error) {
       log.close();
-      rmSync(log.path, { force: true });
+      removeQuietly(log.path);
       throw error;
     }
     const task: Task = {
@@ -165,7 +167,7 @@ export class TaskManager {
   /** Waits until the task ends or `timeoutMs` passes; a timeout leaves the task running. */
   async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitResult> {
     const task = this.find(id);
-    requireInteger('timeout_ms', timeoutMs, 0, Number.MAX_SAFE_INTEGER);
+    requireInteger('timeout_ms', timeoutMs, 0, MAX_WAIT_MS);
     if (!task.end && !(await endsWithin(task, timeoutMs, signal))) return { timedOut: true, task: this.info(task) };
     // This result shows the end, so no notification repeats it.
     this.unreported.delete(id);
@@ -227,7 +229,7 @@ export class TaskManager {
       const id = this.finishedOrder.shift()!;
       const task = this.tasks.get(id);
       this.tasks.delete(id);
-      if (task) rmSync(task.log.path, { force: true });
+      if (task) removeQuietly(task.log.path);
       const unreported = this.unreported.get(id);
       if (unreported) this.unreported.set(id, { ...unreported, logKept: false });
     }
@@ -236,12 +238,12 @@ export class TaskManager {
   private find(id: string): Task {
     const task = this.tasks.get(id);
     if (task) return task;
-    const number = Number(/^bash_(\d+)$/.exec(id)?.[1]);
+    const number = Number(/^bash_([1-9]\d*)$/.exec(id)?.[1]);
     if (!Number.isInteger(number)) {
       const shown = id.length > 40 ? `${id.slice(0, 40)}…` : id;
       throw new ToolError(`${JSON.stringify(shown)} is not a task id: ids look like bash_1, as run_shell returned them. ${this.knownIds()}`, 'bad_argument');
     }
-    if (number >= 1 && number <= this.lastNumber) {
+    if (number <= this.lastNumber) {
       throw new ToolError(`${id} ended and was forgotten: only the last ${this.options.maxFinishedTasks} finished tasks are kept. ${this.knownIds()}`, 'not_found');
     }
     throw new ToolError(`There is no task ${id}. ${this.knownIds()}`, 'not_found');
@@ -302,6 +304,15 @@ function endsWithin(task: Task, timeoutMs: number, signal: AbortSignal | undefin
       resolve(true);
     });
   });
+}
+
+/** Deletes a log; a failure only leaves a file behind, in a folder the next server start removes. */
+function removeQuietly(path: string): void {
+  try {
+    rmSync(path, { force: true });
+  } catch {
+    // Recording the task's end matters more than this file, so the error stops here.
+  }
 }
 
 function requireInteger(name: string, value: number, min: number, max: number): void {
