@@ -9,8 +9,8 @@ export interface EndedTask {
 
 const LABEL_CHARS = 80;
 
-/** One line on how a task ended, for the notification block and the MCP log message. */
-export function describeTaskEnd({ task, logKept }: EndedTask): string {
+/** One line on how a task ended and where its log is. */
+function describeTaskEnd({ task, logKept }: EndedTask): string {
   const log = logKept
     ? `log ${formatBytes(task.logBytes)}${task.droppedBytes > 0 ? ` (${formatBytes(task.droppedBytes)} more dropped)` : ''}; read it with task_output {"task_id":"${task.id}"}`
     : 'its log is no longer kept (too many finished tasks)';
