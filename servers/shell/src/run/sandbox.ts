@@ -1,0 +1,96 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { findExecutable } from './executables.js';
+import type { SandboxSpec } from './types.js';
+
+export type SandboxProbe =
+  | { readonly available: true; readonly version: string; /** The bwrap to run (absolute); '' for none. */ readonly executable: string }
+  | { readonly available: false; readonly reason: string; readonly fix: string };
+
+/** Refused command: the configured sandbox cannot run here, so nothing runs at all. */
+export class SandboxUnavailableError extends Error {
+  constructor(readonly probe: Extract<SandboxProbe, { available: false }>) {
+    super(`the bubblewrap sandbox is unavailable: ${probe.reason}. Fix: ${probe.fix}`);
+    this.name = 'SandboxUnavailableError';
+  }
+}
+
+const SET_NONE = 'or set sandbox: none in shell_policy.yaml (commands then run unconfined)';
+
+const probes = new Map<string, SandboxProbe>();
+
+/**
+ * Whether `kind` can contain commands here. For bubblewrap this runs bwrap once with the namespaces the
+ * sandbox uses (the result is kept per searchPath), so a kernel without user namespaces is caught before the first command.
+ */
+export function probeSandbox(kind: SandboxSpec['kind'], searchPath: string | undefined = process.env['PATH']): SandboxProbe {
+  if (kind === 'none') return { available: true, version: 'none', executable: '' };
+  const key = searchPath ?? '';
+  let probe = probes.get(key);
+  if (probe === undefined) {
+    probe = probeBubblewrap(searchPath);
+    probes.set(key, probe);
+  }
+  return probe;
+}
+
+function probeBubblewrap(searchPath: string | undefined): SandboxProbe {
+  if (process.platform !== 'linux') {
+    return { available: false, reason: `bubblewrap runs only on Linux (this is ${process.platform})`, fix: `set sandbox: none in shell_policy.yaml (commands then run unconfined)` };
+  }
+  const executable = findExecutable('bwrap', searchPath);
+  if (executable === null) {
+    return { available: false, reason: 'bubblewrap (bwrap) is not installed', fix: `install bubblewrap (apt-get install bubblewrap) ${SET_NONE}` };
+  }
+  const version = spawnSync(executable, ['--version'], { encoding: 'utf8', timeout: 5000 });
+  const trial = spawnSync(executable, ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', '--new-session', 'true'], {
+    encoding: 'utf8',
+    timeout: 5000,
+  });
+  if (trial.status !== 0) {
+    const said = `${trial.stderr ?? ''}`.trim() || trial.error?.message || `exit ${String(trial.status)}`;
+    return {
+      available: false,
+      reason: `bwrap cannot create its namespaces (${said}); user namespaces are probably disabled`,
+      fix: `allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on Ubuntu 23.10+ kernel.apparmor_restrict_unprivileged_userns=0 or an AppArmor profile for bwrap) ${SET_NONE}`,
+    };
+  }
+  return { available: true, version: `${version.stdout ?? ''}`.trim() || 'bubblewrap', executable };
+}
+
+/** Where systemd-resolved keeps the resolv.conf that /etc/resolv.conf often links to. */
+const RESOLVER_FOLDER = '/run/systemd/resolve';
+
+/**
+ * bwrap arguments (without the bwrap executable and the command) for `spec`, starting in cwd.
+ * Later mounts cover earlier ones, so the order is the policy: the system read-only, then the private and
+ * hidden folders emptied, then the roots made writable again, then the control-plane folders read-only again.
+ */
+export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+  // A private /tmp; /run emptied because a read-only bind does not stop connecting to the sockets in it
+  // (docker.sock, the D-Bus system bus, agents).
+  args.push('--tmpfs', '/tmp', '--tmpfs', '/run');
+  if (spec.network) args.push('--ro-bind-try', RESOLVER_FOLDER, RESOLVER_FOLDER);
+  for (const folder of hiddenFolders(spec)) args.push('--tmpfs', folder);
+  for (const root of spec.writable) args.push('--bind', root, root);
+  for (const folder of spec.readOnly) args.push('--ro-bind', folder, folder);
+  args.push('--unshare-all');
+  if (spec.network) args.push('--share-net');
+  // --die-with-parent: the sandbox goes when bwrap's parent does. --new-session: the command cannot push
+  // keystrokes into the server's terminal (TIOCSTI). bwrap stays the PID namespace's init (no --as-pid-1),
+  // so bash is not pid 1 (which would ignore SIGTERM) and every process in the namespace dies when the command ends.
+  args.push('--die-with-parent', '--new-session', '--chdir', cwd);
+  return args;
+}
+
+/** The folders to empty: those asked for (default: the server user's home, its keys and tokens) that exist and are not / itself. */
+function hiddenFolders(spec: SandboxSpec): string[] {
+  const asked = spec.hidden ?? [homedir()];
+  return asked.filter((folder) => folder !== '/' && !isInside(folder, '/tmp') && !isInside(folder, '/run') && existsSync(folder));
+}
+
+function isInside(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(`${folder}/`);
+}
