@@ -170,6 +170,10 @@ describe('startCommand without a sandbox', () => {
     expect(peakRss - rssBefore).toBeLessThan(200 * 1024 * 1024);
   });
 
+  it('rejects done when the command cannot start', async () => {
+    await expect(startCommand(request('true', { cwd: join(root, 'missing') })).done).rejects.toThrow(/ENOENT/);
+  });
+
   it('states what contains the commands', () => {
     const description = describeContainment(unconfined, 64);
     expect(description).toMatch(/^no sandbox \(sandbox: none\)/);

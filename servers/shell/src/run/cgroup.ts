@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isRunning } from './processes.js';
@@ -100,11 +101,13 @@ function enablePidsController(parent: string): boolean {
 }
 
 let commandCount = 0;
+/** Tells this server's cgroups from those a crashed server with the same pid left behind. */
+const serverToken = randomBytes(4).toString('hex');
 
 /** Makes the cgroups for one command, with pids.max = maxProcesses; null when there is nothing usable. */
 export function createCommandCgroups(support: CgroupSupport, maxProcesses: number): CommandCgroups | null {
   commandCount += 1;
-  const name = `${process.pid}-${commandCount}`;
+  const name = `${process.pid}-${serverToken}-${commandCount}`;
   const folders: string[] = [];
   let killFile: string | null = null;
   try {

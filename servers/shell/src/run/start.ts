@@ -54,13 +54,15 @@ export function startCommand(request: RunRequest): RunningCommand {
   let killTimer: NodeJS.Timeout | undefined;
 
   const signalGroup = (signal: NodeJS.Signals): void => {
+    // Without a pid (spawn failed) -pid would address every process we may signal.
+    if (pid <= 0) return;
     try {
       process.kill(-pid, signal);
     } catch {
       // The group is gone already.
     }
   };
-  const anyAlive = (): boolean => groupIsRunning(pid) || (cgroups?.hasRunningMembers() ?? false);
+  const anyAlive = (): boolean => (pid > 0 && groupIsRunning(pid)) || (cgroups?.hasRunningMembers() ?? false);
   const killEverything = (): void => {
     signalGroup('SIGKILL');
     cgroups?.killAll();
