@@ -66,15 +66,16 @@ function ownCgroupPaths(): Map<string, string> {
   return paths;
 }
 
-/** The bulkhead folder under ownCgroup, made if missing, or null when we may not write there. */
+/** The bulkhead folder under ownCgroup, made if missing, or null when we may not make cgroups in it. */
 function usableParent(ownCgroup: string): string | null {
   const parent = join(ownCgroup, GROUP_FOLDER);
   try {
     mkdirSync(parent, { recursive: true });
-    return parent;
   } catch {
     return null;
   }
+  // It may exist already, made by another user's server (root's): only a trial cgroup tells.
+  return canMakeChildWith(parent, 'cgroup.procs') ? parent : null;
 }
 
 function canMakeChildWith(parent: string, file: string): boolean {

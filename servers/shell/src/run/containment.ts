@@ -52,7 +52,7 @@ export function describeContainment(spec: SandboxSpec, maxProcesses: number): st
   }
   const limit = processLimit();
   if (limit.kind === 'pids-cgroup') parts.push(`processes limited to ${maxProcesses} by a pids cgroup`);
-  else if (limit.kind === 'rlimit-nproc') parts.push(`processes limited to ${maxProcesses} more than the server user already runs, by RLIMIT_NPROC`);
+  else if (limit.kind === 'rlimit-nproc') parts.push(`processes limited to about ${maxProcesses} by RLIMIT_NPROC (counted with every process of the server user)`);
   else parts.push(`processes not limited (${limit.reason})`);
   if (spec.kind === 'none' && cgroupSupport().pidsParent === null && cgroupSupport().killParent === null) {
     parts.push('a process that leaves the process group (setsid) outlives its command');
