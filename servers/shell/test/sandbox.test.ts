@@ -23,7 +23,7 @@ async function run(command: string, overrides: Partial<RunRequest> = {}): Promis
     command,
     cwd: root,
     timeoutMs: 10_000,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: homedir(), LANG: 'C.UTF-8' },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: homedir(), LANG: 'C' },
     sandbox: sandboxed,
     maxProcesses: 64,
     signal: new AbortController().signal,
@@ -77,20 +77,19 @@ describe('probeSandbox', () => {
 });
 
 describe('buildBwrapArgs', () => {
-  it('lays out the mounts so later ones win: system read-only, private folders, roots writable, control plane read-only', () => {
+  it('lays out the mounts so later ones win: system read-only, private folders, roots writable, control plane read-only (held by an empty read-only tmpfs while missing)', () => {
     const args = buildBwrapArgs({ kind: 'bubblewrap', network: false, writable: ['/work/a', '/work/b'], readOnly: ['/work/a/.bulkhead'], hidden: ['/'] }, '/work/a/src');
     expect(args).toEqual([
       '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
       '--tmpfs', '/tmp', '--tmpfs', '/run',
       '--bind', '/work/a', '/work/a', '--bind', '/work/b', '/work/b',
-      '--ro-bind', '/work/a/.bulkhead', '/work/a/.bulkhead',
+      '--tmpfs', '/work/a/.bulkhead', '--remount-ro', '/work/a/.bulkhead',
       '--unshare-all', '--die-with-parent', '--new-session', '--chdir', '/work/a/src',
     ]);
   });
 
-  it.skipIf(homeIsPrivateTmp)('shares the network and the resolver only when asked, and hides the server user\'s home by default', () => {
+  it.skipIf(homeIsPrivateTmp)('shares the network only when asked, and hides the server user\'s home by default', () => {
     const args = buildBwrapArgs({ kind: 'bubblewrap', network: true, writable: [root], readOnly: [] }, root);
-    expect(args.join(' ')).toContain('--tmpfs /run --ro-bind-try /run/systemd/resolve /run/systemd/resolve');
     expect(args.join(' ')).toContain(`--tmpfs ${homedir()} --bind ${root} ${root}`);
     expect(args.join(' ')).toContain('--unshare-all --share-net');
   });
@@ -107,6 +106,15 @@ describe.runIf(probeSandbox('bubblewrap').available)('startCommand in the bubble
       `${bashPath()}: line 1: /etc/bulkhead-test: Read-only file system\ntouch: cannot touch \'/usr/bulkhead-test\': Read-only file system\ndone\n`,
     );
     expect(existsSync('/etc/bulkhead-test')).toBe(false);
+  });
+
+  it('keeps a control-plane folder that does not exist yet from being made inside the sandbox', async () => {
+    const missing = join(root, '.not-yet');
+    const result = await run('mkdir -p .not-yet/sub; touch .not-yet/policy.yaml; ls -A .not-yet | wc -l', { sandbox: { ...sandboxed, readOnly: [controlPlane, missing] } });
+    expect(result.output).toBe(
+      "mkdir: cannot create directory '.not-yet/sub': Read-only file system\ntouch: cannot touch '.not-yet/policy.yaml': Read-only file system\n0\n",
+    );
+    expect(readdirSync(missing)).toEqual([]);
   });
 
   it('lets the command write inside the roots, but not into the control-plane folder', async () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { findExecutable } from './executables.js';
 import type { SandboxSpec } from './types.js';
@@ -59,8 +59,6 @@ function probeBubblewrap(searchPath: string | undefined): SandboxProbe {
   return { available: true, version: `${version.stdout ?? ''}`.trim() || 'bubblewrap', executable };
 }
 
-/** Where systemd-resolved keeps the resolv.conf that /etc/resolv.conf often links to. */
-const RESOLVER_FOLDER = '/run/systemd/resolve';
 
 /**
  * bwrap arguments (without the bwrap executable and the command) for `spec`, starting in cwd.
@@ -72,10 +70,17 @@ export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
   // A private /tmp; /run emptied because a read-only bind does not stop connecting to the sockets in it
   // (docker.sock, the D-Bus system bus, agents).
   args.push('--tmpfs', '/tmp', '--tmpfs', '/run');
-  if (spec.network) args.push('--ro-bind-try', RESOLVER_FOLDER, RESOLVER_FOLDER);
+  // /etc/resolv.conf often links into /run (systemd-resolved, NetworkManager): name lookups need it back.
+  const resolver = spec.network ? resolverFile() : null;
+  if (resolver?.startsWith('/run/')) args.push('--ro-bind', resolver, resolver);
   for (const folder of hiddenFolders(spec)) args.push('--tmpfs', folder);
   for (const root of spec.writable) args.push('--bind', root, root);
-  for (const folder of spec.readOnly) args.push('--ro-bind', folder, folder);
+  for (const folder of spec.readOnly) {
+    if (existsSync(folder)) args.push('--ro-bind', folder, folder);
+    // A control-plane folder not made yet must not be made from inside: an empty read-only tmpfs holds its place
+    // (bwrap leaves the empty folder behind on the host as the mount point).
+    else args.push('--tmpfs', folder, '--remount-ro', folder);
+  }
   args.push('--unshare-all');
   if (spec.network) args.push('--share-net');
   // --die-with-parent: the sandbox goes when bwrap's parent does. --new-session: the command cannot push
@@ -83,6 +88,14 @@ export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
   // so bash is not pid 1 (which would ignore SIGTERM) and every process in the namespace dies when the command ends.
   args.push('--die-with-parent', '--new-session', '--chdir', cwd);
   return args;
+}
+
+function resolverFile(): string | null {
+  try {
+    return realpathSync('/etc/resolv.conf');
+  } catch {
+    return null;
+  }
 }
 
 /** The folders to empty: those asked for (default: the server user's home, its keys and tokens) that exist and are not / itself. */
