@@ -88,6 +88,11 @@ describe('buildBwrapArgs', () => {
     ]);
   });
 
+  it('does not bind read-only folders outside the roots, which may sit in a hidden folder', () => {
+    const args = buildBwrapArgs({ kind: 'bubblewrap', network: false, writable: ['/work/a'], readOnly: ['/srv/home/.config/bulkhead'], hidden: ['/'] }, '/work/a');
+    expect(args).not.toContain('/srv/home/.config/bulkhead');
+  });
+
   it.skipIf(homeIsPrivateTmp)('shares the network only when asked, and hides the server user\'s home by default', () => {
     const args = buildBwrapArgs({ kind: 'bubblewrap', network: true, writable: [root], readOnly: [] }, root);
     expect(args.join(' ')).toContain(`--tmpfs ${homedir()} --bind ${root} ${root}`);

@@ -75,7 +75,8 @@ export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
   if (resolver?.startsWith('/run/')) args.push('--ro-bind', resolver, resolver);
   for (const folder of hiddenFolders(spec)) args.push('--tmpfs', folder);
   for (const root of spec.writable) args.push('--bind', root, root);
-  for (const folder of spec.readOnly) {
+  // Only those inside a root need it: the rest is read-only already, or hidden (binding it would show it again).
+  for (const folder of spec.readOnly.filter((path) => spec.writable.some((root) => isInside(path, root)))) {
     if (existsSync(folder)) args.push('--ro-bind', folder, folder);
     // A control-plane folder not made yet must not be made from inside: an empty read-only tmpfs holds its place
     // (bwrap leaves the empty folder behind on the host as the mount point).
