@@ -106,5 +106,5 @@ function hiddenFolders(spec: SandboxSpec): string[] {
 }
 
 function isInside(path: string, folder: string): boolean {
-  return path === folder || path.startsWith(`${folder}/`);
+  return folder === '/' || path === folder || path.startsWith(`${folder}/`);
 }
