@@ -58,7 +58,8 @@ describe('probeSandbox', () => {
     });
   });
 
-  it('finds bwrap and checks it can make its namespaces', () => {
+  // Elsewhere the sandbox tests below skip when bwrap cannot run; CI installs it, so there they must run.
+  it.runIf(process.env['CI'] === 'true')('finds bwrap and checks it can make its namespaces', () => {
     expect(probeSandbox('bubblewrap')).toMatchObject({ available: true, version: expect.stringMatching(/^bubblewrap \d/), executable: expect.stringMatching(/\/bwrap$/) });
   });
 
