@@ -59,7 +59,6 @@ function probeBubblewrap(searchPath: string | undefined): SandboxProbe {
   return { available: true, version: `${version.stdout ?? ''}`.trim() || 'bubblewrap', executable };
 }
 
-
 /**
  * bwrap arguments (without the bwrap executable and the command) for `spec`, starting in cwd.
  * Later mounts cover earlier ones, so the order is the policy: the system read-only, then the private and
