@@ -21,7 +21,7 @@ export interface CommandCgroups {
   /** Whether any process of the command still runs (zombies waiting for a reaper do not). */
   hasRunningMembers(): boolean;
   killAll(): void;
-  /** Removes the cgroups once empty; left behind (and harmless) if a member never goes away. */
+  /** Removes the cgroups, or retries with the next command while a killed member is still a zombie. */
   remove(): void;
 }
 
@@ -107,6 +107,7 @@ const serverToken = randomBytes(4).toString('hex');
 
 /** Makes the cgroups for one command, with pids.max = maxProcesses; null when there is nothing usable. */
 export function createCommandCgroups(support: CgroupSupport, maxProcesses: number): CommandCgroups | null {
+  for (const folder of [...notYetRemoved]) removeOrRetryLater(folder);
   commandCount += 1;
   const name = `${process.pid}-${serverToken}-${commandCount}`;
   const folders: string[] = [];
@@ -166,7 +167,7 @@ class CommandCgroupFolders implements CommandCgroups {
   }
 
   remove(): void {
-    for (const folder of this.folders) tryRemove(folder);
+    for (const folder of this.folders) removeOrRetryLater(folder);
   }
 }
 
@@ -182,6 +183,19 @@ function killQuietly(pid: number): void {
     process.kill(pid, 'SIGKILL');
   } catch {
     // Already gone.
+  }
+}
+
+/** Cgroups whose last member had not been reaped yet when their command ended. */
+const notYetRemoved = new Set<string>();
+
+function removeOrRetryLater(folder: string): void {
+  try {
+    rmdirSync(folder);
+    notYetRemoved.delete(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') notYetRemoved.delete(folder);
+    else notYetRemoved.add(folder);
   }
 }
 
