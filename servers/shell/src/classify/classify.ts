@@ -1,0 +1,460 @@
+import type { Node, Parser } from 'web-tree-sitter';
+import { gitVerdict } from './git.js';
+import { loadBashParser } from './parser.js';
+import { Roots } from './paths.js';
+import { projectVerdict } from './project-commands.js';
+import { readOnlyVerdict, sedCall } from './read-only-commands.js';
+import { allows, compileRule, matchesPrefix, mayDeny, type CommandRule } from './rules.js';
+import { high, maxTier, type Classification, type ParsedCommand, type Tier, type Verdict, type Word } from './types.js';
+import { readWord, visitSubstitutionsWithin } from './words.js';
+import { INTERPRETERS, KNOWN_HIGH, LAUNCHERS, SHELLS, unwrap, WRAPPERS } from './wrappers.js';
+import { writesInsideRoots, writeVerdict } from './write-commands.js';
+
+export type { Classification, ParsedCommand, Tier, Word } from './types.js';
+
+export interface ClassifierOptions {
+  /** The folders commands may write to. */
+  readonly roots: readonly string[];
+  /** Policy patterns of further project commands (medium), matched as a prefix. */
+  readonly projectCommands?: readonly string[];
+  readonly allowCommands: readonly string[];
+  readonly denyCommands: readonly string[];
+}
+
+interface Settings {
+  readonly parser: Parser;
+  readonly roots: Roots;
+  readonly allow: readonly CommandRule[];
+  readonly deny: readonly CommandRule[];
+  readonly project: readonly CommandRule[];
+}
+
+/** Sorts command lines into the permission gate's risk tiers by reading them with the bash grammar. */
+export class CommandClassifier {
+  private constructor(private readonly settings: Settings) {}
+
+  /** Throws when a policy rule is not a plain command pattern. */
+  static async load(options: ClassifierOptions): Promise<CommandClassifier> {
+    const parser = await loadBashParser();
+    const rules = (texts: readonly string[] = []) => texts.map((text) => compileRule(text, ruleWords(parser, text)));
+    return new CommandClassifier({
+      parser,
+      roots: new Roots(options.roots),
+      allow: rules(options.allowCommands),
+      deny: rules(options.denyCommands),
+      project: rules(options.projectCommands),
+    });
+  }
+
+  /** `cwd` is absolute and already confined to the roots. */
+  classify(command: string, cwd: string): Classification {
+    return new LineWalk(this.settings).classify(command, cwd);
+  }
+}
+
+function ruleWords(parser: Parser, text: string): Word[] {
+  const tree = parser.parse(text);
+  try {
+    const root = tree?.rootNode;
+    const command = root?.namedChildCount === 1 ? root.namedChild(0) : null;
+    if (root === undefined || root.hasError || command?.type !== 'command') throw new Error(`command rule "${text}" is not one plain command`);
+    const words: Word[] = [];
+    for (let index = 0; index < command.namedChildCount; index++) {
+      const child = command.namedChild(index) as Node;
+      const wordNode = child.type === 'command_name' ? child.namedChild(0) : child;
+      if (wordNode === null || child.type === 'variable_assignment' || child.type.endsWith('redirect')) throw new Error(`command rule "${text}" is not one plain command`);
+      words.push(readWord(wordNode, () => {
+        throw new Error(`command rule "${text}" contains a substitution`);
+      }));
+    }
+    return words;
+  } finally {
+    tree?.delete();
+  }
+}
+
+/** Where a part of the line runs: `cd` changes it for what follows in the same shell. */
+interface Scope {
+  cwd: string | null;
+}
+
+const REDIRECTS = new Set(['file_redirect', 'herestring_redirect', 'heredoc_redirect']);
+/** Nested command lines (bash -c "eval '…'") are read this deep; deeper ones may be anything. */
+const MAX_DEPTH = 4;
+const SHOWN_CHARS = 60;
+
+/** One classification: walks the syntax tree, noting reasons and every command the line runs. */
+class LineWalk {
+  private readonly reasons: string[] = [];
+  private readonly commands: ParsedCommand[] = [];
+  private readOnly = true;
+  private depth = 0;
+
+  constructor(private readonly settings: Settings) {}
+
+  classify(command: string, cwd: string): Classification {
+    let tier: Tier = 'low';
+    // A trailing newline changes nothing; a carriage return becomes part of a word or hides text on a terminal.
+    let line = command;
+    while (line.endsWith('\n')) line = line.slice(0, -1);
+    if (line.trim() === '') tier = this.note(high('empty command'));
+    if (line.includes('\r')) tier = this.note(high('carriage return in the command: it can hide text on a terminal'));
+    if (line.includes('\n')) tier = this.note(high('newline in the command: every line runs as its own command'));
+    tier = maxTier(tier, this.line(line, { cwd }));
+    const denied = this.denyingRule();
+    if (denied !== undefined) this.reasons.push(`matches deny_commands rule "${denied}"`);
+    return {
+      tier,
+      readOnly: this.readOnly && tier !== 'high',
+      reasons: this.reasons,
+      commands: this.commands,
+      ...(denied === undefined ? {} : { denied }),
+    };
+  }
+
+  private line(text: string, scope: Scope): Tier {
+    const tree = this.settings.parser.parse(text);
+    if (tree === null) return this.unreadable(text, 'the parser gave up');
+    try {
+      const root = tree.rootNode;
+      const tier = this.statement(root, scope);
+      if (!root.hasError) return tier;
+      return this.unreadable(text, `the parser could not fully read it near \`${shown(firstError(root)?.text ?? text)}\``);
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** What cannot be read may be anything: high, and a match for every deny rule. */
+  private unreadable(text: string, why: string): Tier {
+    this.commands.push({ words: [{ kind: 'expansion', text, staticPrefix: '', several: true }], argumentsFromInput: false });
+    return this.note(high(`${why}: \`${shown(text)}\``));
+  }
+
+  private statement(node: Node, scope: Scope): Tier {
+    switch (node.type) {
+      case 'program':
+      case 'list':
+      case 'compound_statement':
+        return this.sequence(node, scope);
+      case 'subshell':
+        return this.sequence(node, { ...scope });
+      case 'pipeline':
+        return this.pipeline(node, scope);
+      case 'redirected_statement':
+        return this.redirected(node, scope);
+      case 'command':
+        return this.simpleCommand(node, scope);
+      case 'negated_command':
+        return this.children(node, scope);
+      case 'test_command':
+        return this.testCommand(node, scope);
+      case 'comment':
+        return 'low';
+      case 'variable_assignment':
+      case 'variable_assignments':
+        this.children(node, scope);
+        return this.note(high(`variable assignment \`${shown(node.text)}\`: it can change how later commands run (PATH, IFS…)`));
+      case 'declaration_command':
+      case 'unset_command':
+        this.children(node, scope);
+        return this.note(high(`\`${shown(node.text)}\` changes shell variables`));
+      case 'ERROR':
+        this.children(node, scope);
+        return 'high';
+      default:
+        // Functions, loops, conditionals, arithmetic commands: their commands still meet the deny rules.
+        this.children(node, scope);
+        return this.note(high(`${node.type.replaceAll('_', ' ')} is not classified: run its commands one by one`));
+    }
+  }
+
+  /** Statements, one after the other (`;`, `&&`, `||`, newlines): each must be low to chain. */
+  private sequence(node: Node, scope: Scope): Tier {
+    let tier: Tier = 'low';
+    let statements = 0;
+    let chained: Node | undefined;
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (child.type === '&') tier = this.note(high('backgrounding with `&`: the command would outlive the call'));
+      if (!child.isNamed || child.type === 'comment') continue;
+      statements++;
+      const childTier = this.statement(child, scope);
+      if (childTier !== 'low') chained ??= child;
+      tier = maxTier(tier, childTier);
+    }
+    if (statements > 1 && tier === 'medium' && chained !== undefined) {
+      return this.note(high(`a list (;, &&, ||, newline) chains \`${shown(chained.text)}\`, which is not low: only low commands may be chained`));
+    }
+    return tier;
+  }
+
+  /** Each stage runs in its own subshell; the pipeline is as risky as its riskiest stage. */
+  private pipeline(node: Node, scope: Scope): Tier {
+    let tier: Tier = 'low';
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (child.isNamed) tier = maxTier(tier, this.statement(child, { ...scope }));
+    }
+    return tier;
+  }
+
+  private children(node: Node, scope: Scope): Tier {
+    let tier: Tier = 'low';
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (child.isNamed) tier = maxTier(tier, this.statement(child, scope));
+    }
+    return tier;
+  }
+
+  private redirected(node: Node, scope: Scope): Tier {
+    const body = node.childForFieldName('body');
+    let tier = body === null ? 'low' : this.statement(body, scope);
+    const target = body?.type === 'command' ? body.childForFieldName('name')?.text : undefined;
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (REDIRECTS.has(child.type)) tier = maxTier(tier, this.redirect(child, scope, target));
+    }
+    return tier;
+  }
+
+  private simpleCommand(node: Node, scope: Scope): Tier {
+    let tier: Tier = 'low';
+    const words: Word[] = [];
+    const redirects: Node[] = [];
+    const visit = (substitution: Node) => {
+      tier = maxTier(tier, this.substitution(substitution, scope));
+    };
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (child.type === 'variable_assignment') {
+        visitSubstitutionsWithin(child, visit);
+        tier = this.note(high(`environment assignment prefix \`${shown(child.text)}\`: it can change what the command runs (PATH, LD_PRELOAD…)`));
+      } else if (REDIRECTS.has(child.type)) redirects.push(child);
+      else if (child.type === 'command_name') words.push(readWord(child.namedChild(0) ?? child, visit));
+      else if (child.isNamed) words.push(readWord(child, visit));
+      else tier = this.note(high(`\`${child.text}\` in \`${shown(node.text)}\` is not read by this check`));
+    }
+    if (words.length > 0) tier = maxTier(tier, this.runs({ words, argumentsFromInput: false }, scope));
+    const name = words[0]?.kind === 'static' ? words[0].text : undefined;
+    for (const redirect of redirects) tier = maxTier(tier, this.redirect(redirect, scope, name));
+    return tier;
+  }
+
+  /** $(…), `…`, <(…) and $((…)): high, and what they run meets the deny rules. */
+  private substitution(node: Node, scope: Scope): Tier {
+    if (node.type === 'arithmetic_expansion') {
+      visitSubstitutionsWithin(node, (inner) => this.substitution(inner, scope));
+      return this.note(high(`arithmetic expansion \`${shown(node.text)}\`: it can assign variables`));
+    }
+    this.children(node, { ...scope });
+    const kind = node.type === 'process_substitution' ? 'process substitution <(…)' : node.child(0)?.type === '`' ? 'command substitution `…`' : 'command substitution $(…)';
+    return this.note(high(`${kind}: \`${shown(node.text)}\` runs before anyone sees its result`));
+  }
+
+  private testCommand(node: Node, scope: Scope): Tier {
+    let tier: Tier = 'low';
+    visitSubstitutionsWithin(node, (substitution) => {
+      tier = maxTier(tier, this.substitution(substitution, scope));
+    });
+    return tier === 'low' ? this.note({ tier: 'low', readOnly: true, reason: 'a test only compares' }) : tier;
+  }
+
+  private redirect(node: Node, scope: Scope, target: string | undefined): Tier {
+    let tier: Tier = 'low';
+    const visit = (substitution: Node) => {
+      tier = maxTier(tier, this.substitution(substitution, scope));
+    };
+    if (node.type !== 'file_redirect') {
+      visitSubstitutionsWithin(node, visit);
+      for (let index = 0; index < node.childCount; index++) {
+        const child = node.child(index) as Node;
+        if (child.isNamed && !child.type.startsWith('heredoc') && !REDIRECTS.has(child.type) && node.type === 'heredoc_redirect') tier = maxTier(tier, this.statement(child, scope));
+        else if (REDIRECTS.has(child.type)) tier = maxTier(tier, this.redirect(child, scope, target));
+      }
+      const kind = node.type === 'herestring_redirect' ? 'here-string' : 'heredoc';
+      if (target !== undefined && INTERPRETERS.has(target)) return this.note(high(`a ${kind} feeds ${target}, which runs it as code`));
+      return tier;
+    }
+    let operator = '';
+    let destination: Node | undefined;
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (!child.isNamed) operator = child.type;
+      else if (child.type !== 'file_descriptor') destination = child;
+    }
+    const word = destination === undefined ? undefined : readWord(destination, visit);
+    const duplicatesDescriptor = (operator === '>&' || operator === '<&') && (destination?.type === 'number' || word?.text === '-');
+    if (operator === '<' || operator === '<&-' || operator === '>&-' || duplicatesDescriptor || word === undefined) return tier;
+    const place = this.settings.roots.place(word, scope.cwd);
+    if (place.where === 'harmless') return tier;
+    this.readOnly = false;
+    if (place.where === 'unknown') return this.note(high(`redirect target: ${place.why}`));
+    if (place.where === 'outside') return this.note(high(`redirect to ${place.path} outside the roots`));
+    return maxTier(tier, this.note({ tier: 'medium', readOnly: false, reason: `redirect writes ${place.path} inside the roots` }));
+  }
+
+  /** One command the line runs, through its wrappers down to the program. */
+  private runs(command: ParsedCommand, scope: Scope): Tier {
+    this.commands.push(command);
+    const [nameWord, ...args] = command.words;
+    if (nameWord === undefined) return 'low';
+    if (nameWord.kind !== 'static') return this.note(high(`the command name \`${nameWord.text}\` is only known when it runs`));
+    const allowedBy = this.settings.allow.find((rule) => allows(rule, command));
+    if (allowedBy !== undefined) return this.note({ tier: 'low', readOnly: false, reason: `${nameWord.text} is allowed by allow_commands rule "${allowedBy.text}"` });
+    return this.program(nameWord.text, args, command.argumentsFromInput, scope);
+  }
+
+  private program(name: string, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
+    const place = (word: Word) => this.settings.roots.place(word, scope.cwd);
+    const wrapper = WRAPPERS[name];
+    if (wrapper !== undefined) return this.wrapped(name, args, argumentsFromInput, scope);
+    if (SHELLS.has(name) || name === 'eval' || name === 'su' || name === 'watch') this.nestedLine(name, args, scope);
+    if (LAUNCHERS.has(name)) this.alsoRuns(launchedCommands(args));
+    const knownHigh = KNOWN_HIGH.get(name);
+    if (knownHigh !== undefined) return this.note(high(knownHigh));
+    if (SHELLS.has(name)) return this.note(high(`${name} runs a script or a second command line (-c)`));
+    if (name === 'eval') return this.note(high('eval runs its arguments as a command line'));
+    if (name === 'cd') return this.cd(args, scope);
+    if (name === 'git') return this.verdict(gitVerdict(args, argumentsFromInput, place));
+    if (name === 'sed') {
+      const call = sedCall(args, argumentsFromInput);
+      if (call.problem !== undefined) return this.note(high(`sed: ${call.problem}`));
+      if (call.inPlaceFiles !== undefined) return this.verdict(writesInsideRoots('sed -i', call.inPlaceFiles, false, place));
+      return this.note({ tier: 'low', readOnly: true, reason: 'sed only prints' });
+    }
+    if (name === 'find' || name === 'fd') this.alsoRuns(executedBy(name, args));
+    const verdict =
+      readOnlyVerdict(name, args, argumentsFromInput) ??
+      writeVerdict(name, args, argumentsFromInput, place) ??
+      projectVerdict([name, ...args.map((word) => (word.kind === 'static' ? word.text : undefined))]) ??
+      this.policyProjectCommand(name, args, argumentsFromInput);
+    if (verdict !== undefined) return this.verdict(verdict);
+    if (name.includes('/')) return this.note(high(`${name} runs a program by its path`));
+    return this.note(high(`${name} is not a known read-only, project or file-writing command`));
+  }
+
+  private wrapped(name: string, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
+    const first = args[0];
+    if (name === 'env' && first === undefined) return this.note({ tier: 'low', readOnly: true, reason: 'env without a command prints the environment' });
+    if (name === 'env' && first?.kind === 'static' && (first.text.includes('=') || (first.text.startsWith('-') && first.text !== '--'))) {
+      return this.note(high(`env ${first.text}: changes the environment of the command`));
+    }
+    if (name === 'command' && first?.kind === 'static' && (first.text === '-v' || first.text === '-V')) {
+      return this.note({ tier: 'low', readOnly: true, reason: 'command -v only looks a name up' });
+    }
+    if (name === 'exec' && first === undefined) return 'low';
+    const unwrapped = unwrap(name, WRAPPERS[name] ?? {}, args);
+    if ('problem' in unwrapped) {
+      this.commands.push({ words: args, argumentsFromInput: true });
+      return this.note(high(unwrapped.problem));
+    }
+    if (unwrapped.inner.length === 0) return this.note({ tier: 'low', readOnly: true, reason: `${name} without a command` });
+    return this.runs({ words: unwrapped.inner, argumentsFromInput: argumentsFromInput || name === 'xargs' }, scope);
+  }
+
+  private cd(args: readonly Word[], scope: Scope): Tier {
+    const target = args.length === 1 && args[0] !== undefined ? this.settings.roots.directory(args[0], scope.cwd) : null;
+    scope.cwd = target;
+    return this.note({ tier: 'low', readOnly: true, reason: 'cd only changes the directory' });
+  }
+
+  /** bash -c, eval, su -c, watch: the command line they run meets the deny rules too. */
+  private nestedLine(name: string, args: readonly Word[], scope: Scope): void {
+    const line = name === 'eval' || name === 'watch' ? args : commandStringOf(args);
+    if (line.length === 0) return;
+    const text = line.every((word) => word.kind === 'static') ? line.map((word) => word.text).join(' ') : undefined;
+    if (text === undefined || this.depth >= MAX_DEPTH) {
+      this.commands.push({ words: [{ kind: 'expansion', text: line.map((word) => word.text).join(' '), staticPrefix: '', several: true }], argumentsFromInput: false });
+      return;
+    }
+    this.depth++;
+    this.line(text, { ...scope });
+    this.depth--;
+  }
+
+  private policyProjectCommand(name: string, args: readonly Word[], argumentsFromInput: boolean): Verdict | undefined {
+    const command = { words: [{ kind: 'static' as const, text: name }, ...args], argumentsFromInput };
+    const rule = this.settings.project.find((candidate) => matchesPrefix(candidate, command));
+    return rule === undefined ? undefined : { tier: 'medium', readOnly: false, reason: `${name} is a project command (project_commands "${rule.text}")` };
+  }
+
+  private alsoRuns(commands: readonly ParsedCommand[]): void {
+    this.commands.push(...commands);
+  }
+
+  private verdict(verdict: Verdict): Tier {
+    if (verdict.alsoRuns !== undefined) this.alsoRuns(verdict.alsoRuns);
+    return this.note(verdict);
+  }
+
+  private note(verdict: Verdict): Tier {
+    this.reasons.push(verdict.reason);
+    if (!verdict.readOnly) this.readOnly = false;
+    return verdict.tier;
+  }
+
+  private denyingRule(): string | undefined {
+    for (const command of this.commands) {
+      const rule = this.settings.deny.find((candidate) => mayDeny(candidate, command));
+      if (rule !== undefined) return rule.text;
+    }
+    return undefined;
+  }
+}
+
+/** The command string of `bash -c STRING`, `bash -xc STRING`, `su -c STRING`. */
+function commandStringOf(args: readonly Word[]): Word[] {
+  let sawC = false;
+  for (const word of args) {
+    if (word.kind !== 'static') return [word];
+    if (word.text.startsWith('-') && !word.text.startsWith('--') && word.text.slice(1).includes('c')) sawC = true;
+    else if (sawC && !word.text.startsWith('-')) return [word];
+  }
+  return [];
+}
+
+/** sudo -u root rm -rf /: every suffix that starts with a word other than an option may be the command. */
+function launchedCommands(args: readonly Word[]): ParsedCommand[] {
+  const commands: ParsedCommand[] = [];
+  args.forEach((word, index) => {
+    if (word.kind !== 'static' || !word.text.startsWith('-')) commands.push({ words: args.slice(index), argumentsFromInput: false });
+  });
+  return commands;
+}
+
+const FIND_EXECS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+const FD_EXECS = new Set(['-x', '--exec', '-X', '--exec-batch']);
+
+/** find -exec CMD… ; and fd -x CMD…: {} stands for file names. */
+function executedBy(name: string, args: readonly Word[]): ParsedCommand[] {
+  const starts = name === 'find' ? FIND_EXECS : FD_EXECS;
+  const commands: ParsedCommand[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index] as Word;
+    if (word.kind !== 'static' || !starts.has(word.text)) continue;
+    const inner: Word[] = [];
+    for (index++; index < args.length; index++) {
+      const part = args[index] as Word;
+      if (name === 'find' && part.kind === 'static' && (part.text === ';' || part.text === '+')) break;
+      inner.push(part.kind === 'static' && part.text.includes('{}') ? { kind: 'expansion', text: part.text, staticPrefix: part.text.slice(0, part.text.indexOf('{}')), several: false } : part);
+    }
+    commands.push({ words: inner, argumentsFromInput: false });
+  }
+  return commands;
+}
+
+function firstError(node: Node): Node | undefined {
+  if (node.type === 'ERROR' || node.isMissing) return node;
+  for (let index = 0; index < node.childCount; index++) {
+    const child = node.child(index) as Node;
+    if (child.hasError || child.isMissing) return firstError(child) ?? child;
+  }
+  return undefined;
+}
+
+function shown(text: string): string {
+  const flat = text.replaceAll('\n', '⏎').replaceAll('\r', '␍');
+  return flat.length > SHOWN_CHARS ? `${flat.slice(0, SHOWN_CHARS - 1)}…` : flat;
+}

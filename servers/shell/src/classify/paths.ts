@@ -1,0 +1,72 @@
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve, sep } from 'node:path';
+import type { Word } from './types.js';
+
+/** Targets that swallow or pass output on without writing a file. */
+const HARMLESS_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/fd/1', '/dev/fd/2']);
+
+export type Place =
+  | { readonly where: 'inside' | 'harmless'; readonly path: string }
+  | { readonly where: 'outside' | 'root'; readonly path: string }
+  | { readonly where: 'unknown'; readonly why: string };
+
+/** Where a path written by a command lands, judged against the roots with symbolic links resolved. */
+export class Roots {
+  private readonly real: readonly string[];
+
+  constructor(roots: readonly string[]) {
+    this.real = roots.map((root) => realOrLexical(resolve(root)));
+  }
+
+  /** `cwd` is null once a `cd` went somewhere unknown. */
+  place(word: Word, cwd: string | null): Place {
+    const path = staticPath(word);
+    if (path === undefined) return { where: 'unknown', why: `\`${word.text}\` is only known when the command runs` };
+    if (HARMLESS_TARGETS.has(path)) return { where: 'harmless', path };
+    if (!isAbsolute(path) && cwd === null) return { where: 'unknown', why: `\`${path}\` is relative to a directory a cd left unknown` };
+    const absolute = realOrLexical(resolve(cwd ?? '/', path));
+    // A glob names what is inside its directory, so `rm *` at a root stays inside it.
+    const inside = (root: string) => absolute.startsWith(withSep(root)) || (word.kind === 'glob' && absolute === root);
+    if (this.real.some(inside)) return { where: 'inside', path: absolute };
+    if (this.real.includes(absolute)) return { where: 'root', path: absolute };
+    return { where: 'outside', path: absolute };
+  }
+
+  /** A directory `cd` or `git -C` moves to (null when not static). */
+  directory(word: Word, cwd: string | null): string | null {
+    if (word.kind !== 'static' || (cwd === null && !isAbsolute(word.text))) return null;
+    return resolve(cwd ?? '/', word.text);
+  }
+}
+
+/**
+ * The path a word names: a static word, or a glob whose expansion stays under its static
+ * directory (no `..` after the first glob character).
+ */
+function staticPath(word: Word): string | undefined {
+  if (word.kind === 'static') return word.text;
+  if (word.kind !== 'glob' || word.text.slice(word.staticPrefix.length).split('/').includes('..')) return undefined;
+  const slash = word.staticPrefix.lastIndexOf('/');
+  return slash < 0 ? '.' : word.staticPrefix.slice(0, slash + 1) || '/';
+}
+
+function withSep(path: string): string {
+  return path.endsWith(sep) ? path : path + sep;
+}
+
+/** The real path of the deepest existing ancestor, with the rest appended (the file may not exist yet). */
+function realOrLexical(path: string): string {
+  let existing = path;
+  let rest = '';
+  for (;;) {
+    try {
+      const real = realpathSync.native(existing);
+      return rest === '' ? real : join(real, rest);
+    } catch {
+      const parent = dirname(existing);
+      if (parent === existing) return path;
+      rest = rest === '' ? basename(existing) : join(basename(existing), rest);
+      existing = parent;
+    }
+  }
+}

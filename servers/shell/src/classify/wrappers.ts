@@ -1,0 +1,85 @@
+import type { Word } from './types.js';
+
+/** Commands that run the command in their arguments, and the options they take before it. */
+interface WrapperSpec {
+  readonly flags?: readonly string[];
+  /** Options taking a value: the next word, `--long=value`, or attached to a short one (-n1). */
+  readonly valueOptions?: readonly string[];
+  /** Operands before the command (timeout's duration). */
+  readonly operands?: number;
+}
+
+export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
+  command: { flags: ['-p'] },
+  builtin: {},
+  exec: {},
+  env: {},
+  nice: { valueOptions: ['-n', '--adjustment'] },
+  timeout: { flags: ['--preserve-status', '--foreground', '-v', '--verbose'], valueOptions: ['-s', '--signal', '-k', '--kill-after'], operands: 1 },
+  time: { flags: ['-p'] },
+  stdbuf: { valueOptions: ['-i', '-o', '-e', '--input', '--output', '--error'] },
+  xargs: {
+    flags: ['-0', '--null', '-r', '--no-run-if-empty', '-t', '--verbose', '-x', '--exit'],
+    valueOptions: ['-a', '--arg-file', '-d', '--delimiter', '-E', '-I', '-L', '--max-lines', '-n', '--max-args', '-P', '--max-procs', '-s', '--max-chars'],
+  },
+};
+
+export type Unwrapped = { readonly inner: readonly Word[] } | { readonly problem: string };
+
+/** The command a wrapper runs, after its own options; xargs without one runs echo. */
+export function unwrap(name: string, spec: WrapperSpec, args: readonly Word[]): Unwrapped {
+  let index = 0;
+  let operands = spec.operands ?? 0;
+  for (; index < args.length; index++) {
+    const word = args[index] as Word;
+    if (word.kind !== 'static') {
+      if (word.staticPrefix === '' || word.staticPrefix.startsWith('-')) return { problem: `${name}: \`${word.text}\` may be an option or the command` };
+      break;
+    }
+    const text = word.text;
+    if (text === '--') {
+      index++;
+      break;
+    }
+    if (!text.startsWith('-') || text === '-') {
+      if (operands === 0) break;
+      operands--;
+      continue;
+    }
+    const values = spec.valueOptions ?? [];
+    if (spec.flags?.includes(text)) continue;
+    if (values.includes(text)) index++;
+    else if (!(values.includes(text.split('=', 1)[0] as string) && text.startsWith('--')) && !(values.includes(text.slice(0, 2)) && !text.startsWith('--'))) {
+      return { problem: `${name} ${text}: an option this check does not know` };
+    }
+  }
+  const inner = args.slice(index);
+  if (inner.length === 0 && name === 'xargs') return { inner: [{ kind: 'static', text: 'echo' }] };
+  return { inner };
+}
+
+const reasons = (names: readonly string[], why: string): [string, string][] => names.map((name) => [name, `${name} ${why}`]);
+
+/** Commands that stay high whatever their arguments, with the reason shown to the human. */
+export const KNOWN_HIGH: ReadonlyMap<string, string> = new Map([
+  ...reasons(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'ssh', 'scp', 'sftp', 'rsync', 'ftp', 'telnet', 'aria2c', 'http', 'https', 'lftp', 'mosh', 'ping', 'dig', 'nslookup', 'host', 'traceroute'], 'reaches the network'),
+  ...reasons(['sudo', 'doas', 'su', 'pkexec', 'run0'], 'runs a command as another user'),
+  ...reasons(['nohup', 'setsid', 'disown'], 'detaches a command from the session'),
+  ...reasons(['strace', 'ltrace', 'chroot', 'unshare', 'ionice', 'chrt', 'taskset', 'flock', 'watch'], 'runs the command in its arguments in a way this check does not follow'),
+  ...reasons(['less', 'more', 'most', 'pg'], 'is a pager: interactive, and it can run commands (use cat, head or tail)'),
+  ...reasons(['vi', 'vim', 'nvim', 'nano', 'emacs', 'ed', 'ex'], 'is an editor'),
+  ...reasons(['npx', 'bunx', 'pipx'], 'downloads and runs packages'),
+  ...reasons(['source', '.'], 'runs a script inside this shell'),
+  ...reasons(['alias', 'hash', 'set', 'shopt', 'trap', 'read', 'mapfile', 'readarray', 'ulimit', 'umask', 'pushd', 'popd'], 'changes the state of the shell'),
+  ...reasons(['coproc'], 'starts a coprocess in the background'),
+]);
+
+/** Programs that run code they read: fed by a here-string or heredoc, the code is the input. */
+export const INTERPRETERS = new Set([
+  'bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'fish', 'python', 'python2', 'python3', 'node', 'nodejs', 'deno', 'bun',
+  'perl', 'ruby', 'php', 'lua', 'tclsh', 'Rscript', 'pwsh', 'osascript',
+]);
+/** Shells whose -c option runs a command line. */
+export const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'fish']);
+/** Commands whose later arguments are a command run by them (for deny rules). */
+export const LAUNCHERS = new Set(['sudo', 'doas', 'pkexec', 'run0', 'nohup', 'setsid', 'strace', 'ltrace', 'chroot', 'unshare', 'ionice', 'chrt', 'taskset', 'flock']);

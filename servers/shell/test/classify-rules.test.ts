@@ -1,0 +1,121 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CommandClassifier } from '../src/classify/classify.js';
+
+let root: string;
+let classifier: CommandClassifier;
+
+beforeAll(async () => {
+  root = realpathSync(mkdtempSync(join(tmpdir(), 'bulkhead-rules-')));
+  classifier = await CommandClassifier.load({
+    roots: [root],
+    allowCommands: ['npm test', 'npm run lint *', 'docker compose ps'],
+    denyCommands: ['rm -rf *', 'git push', 'shutdown'],
+    projectCommands: ['just'],
+  });
+});
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('deny_commands match parsed commands, wherever they run', () => {
+  it.each([
+    ['rm -rf /', 'rm -rf *'],
+    ['rm -rf build', 'rm -rf *'],
+    ['"rm" -rf /', 'rm -rf *'],
+    ['\\rm -rf /', 'rm -rf *'],
+    ["r''m -rf /", 'rm -rf *'],
+    ["'rm' '-rf' /", 'rm -rf *'],
+    ['/bin/rm -rf /', 'rm -rf *'],
+    ['command rm -rf /', 'rm -rf *'],
+    ['env rm -rf /', 'rm -rf *'],
+    ['nice -n 1 rm -rf /', 'rm -rf *'],
+    ['timeout 5 rm -rf /', 'rm -rf *'],
+    ['exec rm -rf /', 'rm -rf *'],
+    ['sudo -u root rm -rf /', 'rm -rf *'],
+    ['ls | xargs rm -rf', 'rm -rf *'],
+    ['find . -exec rm -rf {} \\;', 'rm -rf *'],
+    ['$(echo rm) -rf /', 'rm -rf *'],
+    ['$CMD -rf /', 'rm -rf *'],
+    ['rm $FLAGS /', 'rm -rf *'],
+    ['echo $(rm -rf /)', 'rm -rf *'],
+    ['cat <(rm -rf /)', 'rm -rf *'],
+    ['bash -c "rm -rf /"', 'rm -rf *'],
+    ["sh -c 'ls; rm -rf /'", 'rm -rf *'],
+    ['eval rm -rf /', 'rm -rf *'],
+    ['eval "$X"', 'rm -rf *'],
+    ['bash -c "$X"', 'rm -rf *'],
+    ['ls && rm -rf x', 'rm -rf *'],
+    ['(rm -rf x)', 'rm -rf *'],
+    ['f() { rm -rf x; }', 'rm -rf *'],
+    ['git push --force', 'git push'],
+    ['git -C . push', 'git push'],
+    ['git --no-pager push origin', 'git push'],
+    ['{rm,-rf,/}', 'rm -rf *'],
+  ])('%j is denied by %j', (command, rule) => {
+    expect(classifier.classify(command, root).denied).toBe(rule);
+  });
+
+  it.each(['rm build/a.o', 'git status', 'echo rm -rf /', 'git commit -m "rm -rf /"', 'grep -r "git push" .', 'ls $DIR'])('%j is not denied', (command) => {
+    expect(classifier.classify(command, root).denied).toBeUndefined();
+  });
+});
+
+describe('allow_commands make a command low for its own part', () => {
+  it.each([
+    ['npm test', 'low'],
+    ['npm run lint', 'low'],
+    ['npm run lint -- --fix', 'low'],
+    ['timeout 60 npm test', 'low'],
+    ['npm test && npm run lint', 'low'],
+    ['docker compose ps', 'low'],
+    ['docker compose up', 'high'],
+    ['npm test --watch', 'medium'],
+    ['npm test > /etc/out', 'high'],
+    ['npm test $(id)', 'high'],
+    ['FOO=1 npm test', 'high'],
+    ['"npm" test', 'low'],
+    ['$NPM test', 'high'],
+    ['npm "$T"', 'high'],
+    ['/tmp/npm test', 'high'],
+    ['just build', 'medium'],
+  ] as const)('%j → %s', (command, tier) => {
+    const result = classifier.classify(command, root);
+    expect(result.tier, result.reasons.join(' | ')).toBe(tier);
+    if (tier === 'low') expect(result.readOnly).toBe(false);
+  });
+
+  it('names the allow rule', () => {
+    expect(classifier.classify('npm test', root).reasons).toContain('npm is allowed by allow_commands rule "npm test"');
+  });
+});
+
+describe('the parsed commands', () => {
+  it('lists each command with its words after quote removal, and marks what is known only at run time', () => {
+    const { commands } = classifier.classify(`g"it" log -n 5 "$REF" | xargs grep x`, root);
+    expect(commands).toEqual([
+      {
+        words: [
+          { kind: 'static', text: 'git' },
+          { kind: 'static', text: 'log' },
+          { kind: 'static', text: '-n' },
+          { kind: 'static', text: '5' },
+          { kind: 'expansion', text: '"$REF"', staticPrefix: '', several: false },
+        ],
+        argumentsFromInput: false,
+      },
+      expect.objectContaining({ words: [{ kind: 'static', text: 'git' }, ...commands[0]!.words.slice(1)] }),
+      { words: [{ kind: 'static', text: 'xargs' }, { kind: 'static', text: 'grep' }, { kind: 'static', text: 'x' }], argumentsFromInput: false },
+      { words: [{ kind: 'static', text: 'grep' }, { kind: 'static', text: 'x' }], argumentsFromInput: true },
+    ]);
+  });
+});
+
+describe('policy rules', () => {
+  it('refuses a rule that is not one plain command', async () => {
+    await expect(CommandClassifier.load({ roots: [root], allowCommands: ['ls; rm'], denyCommands: [] })).rejects.toThrow('is not one plain command');
+    await expect(CommandClassifier.load({ roots: [root], allowCommands: [], denyCommands: ['rm $X'] })).rejects.toThrow('is an expansion');
+    await expect(CommandClassifier.load({ roots: [root], allowCommands: [], denyCommands: ['echo $(id)'] })).rejects.toThrow('contains a substitution');
+  });
+});
