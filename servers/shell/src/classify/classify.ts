@@ -4,9 +4,9 @@ import { loadBashParser } from './parser.js';
 import { Roots } from './paths.js';
 import { projectVerdict } from './project-commands.js';
 import { readOnlyVerdict, sedCall } from './read-only-commands.js';
-import { allows, compileRule, matchesPrefix, mayDeny, type CommandRule } from './rules.js';
+import { allows, compileRule, denyMatch, matchesPrefix, type CommandRule } from './rules.js';
 import { high, maxTier, type Classification, type ParsedCommand, type Tier, type Verdict, type Word } from './types.js';
-import { readWord, visitSubstitutionsWithin } from './words.js';
+import { readWord, SUBSTITUTIONS, visitSubstitutionsWithin } from './words.js';
 import { INTERPRETERS, KNOWN_HIGH, LAUNCHERS, SHELLS, unwrap, WRAPPERS } from './wrappers.js';
 import { writesInsideRoots, writeVerdict } from './write-commands.js';
 
@@ -98,11 +98,15 @@ class LineWalk {
     let line = command;
     while (line.endsWith('\n')) line = line.slice(0, -1);
     if (line.trim() === '') tier = this.note(high('empty command'));
+    if (line.includes('\0')) tier = this.note(high('NUL byte in the command: bash would cut the line there'));
     if (line.includes('\r')) tier = this.note(high('carriage return in the command: it can hide text on a terminal'));
     if (line.includes('\n')) tier = this.note(high('newline in the command: every line runs as its own command'));
     tier = maxTier(tier, this.line(line, { cwd }));
-    const denied = this.denyingRule();
-    if (denied !== undefined) this.reasons.push(`matches deny_commands rule "${denied}"`);
+    const denial = this.denyingRule();
+    const denied = denial?.rule;
+    if (denial !== undefined) {
+      this.reasons.push(denial.certain ? `matches deny_commands rule "${denial.rule}"` : `may run what deny_commands rule "${denial.rule}" forbids: part of it is only known when it runs`);
+    }
     return {
       tier,
       readOnly: this.readOnly && tier !== 'high',
@@ -119,7 +123,9 @@ class LineWalk {
       const root = tree.rootNode;
       const tier = this.statement(root, scope);
       if (!root.hasError) return tier;
-      return this.unreadable(text, `the parser could not fully read it near \`${shown(firstError(root)?.text ?? text)}\``);
+      const error = firstError(root);
+      const where = error === undefined ? '' : error.isMissing ? `: a ${error.type} is missing at column ${error.startIndex + 1}` : ` near \`${shown(error.text)}\``;
+      return this.unreadable(text, `the parser could not fully read it${where}`);
     } finally {
       tree.delete();
     }
@@ -153,18 +159,17 @@ class LineWalk {
         return 'low';
       case 'variable_assignment':
       case 'variable_assignments':
-        this.children(node, scope);
+        this.commandsWithin(node, scope);
         return this.note(high(`variable assignment \`${shown(node.text)}\`: it can change how later commands run (PATH, IFS…)`));
       case 'declaration_command':
       case 'unset_command':
-        this.children(node, scope);
+        this.commandsWithin(node, scope);
         return this.note(high(`\`${shown(node.text)}\` changes shell variables`));
       case 'ERROR':
-        this.children(node, scope);
+        this.commandsWithin(node, scope);
         return 'high';
       default:
-        // Functions, loops, conditionals, arithmetic commands: their commands still meet the deny rules.
-        this.children(node, scope);
+        this.commandsWithin(node, scope);
         return this.note(high(`${node.type.replaceAll('_', ' ')} is not classified: run its commands one by one`));
     }
   }
@@ -197,6 +202,16 @@ class LineWalk {
       if (child.isNamed) tier = maxTier(tier, this.statement(child, { ...scope }));
     }
     return tier;
+  }
+
+  /** Functions, loops, conditionals, assignments: already high, but their commands still meet the deny rules. */
+  private commandsWithin(node: Node, scope: Scope): void {
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (child.type === 'command') this.simpleCommand(child, scope);
+      else if (SUBSTITUTIONS.has(child.type)) this.substitution(child, scope);
+      else this.commandsWithin(child, scope);
+    }
   }
 
   private children(node: Node, scope: Scope): Tier {
@@ -301,6 +316,7 @@ class LineWalk {
     const [nameWord, ...args] = command.words;
     if (nameWord === undefined) return 'low';
     if (nameWord.kind !== 'static') return this.note(high(`the command name \`${nameWord.text}\` is only known when it runs`));
+    if (nameWord.text === '') return this.note(high('empty command name'));
     const allowedBy = this.settings.allow.find((rule) => allows(rule, command));
     if (allowedBy !== undefined) return this.note({ tier: 'low', readOnly: false, reason: `${nameWord.text} is allowed by allow_commands rule "${allowedBy.text}"` });
     return this.program(nameWord.text, args, command.argumentsFromInput, scope);
@@ -395,12 +411,17 @@ class LineWalk {
     return verdict.tier;
   }
 
-  private denyingRule(): string | undefined {
+  /** The first deny rule a command certainly matches, else the first one a command may match. */
+  private denyingRule(): { rule: string; certain: boolean } | undefined {
+    let possible: string | undefined;
     for (const command of this.commands) {
-      const rule = this.settings.deny.find((candidate) => mayDeny(candidate, command));
-      if (rule !== undefined) return rule.text;
+      for (const rule of this.settings.deny) {
+        const match = denyMatch(rule, command);
+        if (match === 'certain') return { rule: rule.text, certain: true };
+        if (match === 'possible') possible ??= rule.text;
+      }
     }
-    return undefined;
+    return possible === undefined ? undefined : { rule: possible, certain: false };
   }
 }
 

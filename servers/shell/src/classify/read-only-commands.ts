@@ -4,7 +4,7 @@ import { high, type Verdict, type Word } from './types.js';
 
 /** No option or operand of these writes, runs a program or changes state. */
 const PLAIN: readonly string[] = [
-  'ls', 'cat', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'ag', 'pwd', 'echo', 'true', 'false', 'which', 'type',
+  'ls', 'cat', 'head', 'tail', 'wc', 'grep', 'egrep', 'fgrep', 'pwd', 'echo', 'true', 'false', ':', 'which', 'type',
   'basename', 'dirname', 'realpath', 'readlink', 'stat', 'du', 'df', 'cut', 'tr', 'nl', 'rev', 'column', 'comm', 'join',
   'paste', 'fold', 'expand', 'unexpand', 'od', 'hexdump', 'md5sum', 'sha1sum', 'sha224sum', 'sha256sum', 'sha384sum',
   'sha512sum', 'b2sum', 'cksum', 'base64', 'base32', 'tac', 'strings', 'seq', 'test', '[', 'id', 'whoami', 'groups',
@@ -14,7 +14,8 @@ const PLAIN: readonly string[] = [
 /** Read-only unless one of these options or operands turns up. */
 const WITH_RULES: Readonly<Record<string, OptionRules>> = {
   find: { forbiddenWords: ['-exec', '-execdir', '-ok', '-okdir', '-delete', '-fprint', '-fprint0', '-fprintf', '-fls'] },
-  rg: { forbiddenLong: ['--pre'] },
+  rg: { forbiddenLong: ['--pre', '--hostname-bin'] },
+  ag: { forbiddenLong: ['--pager'] },
   fd: { forbiddenShort: 'xX', forbiddenLong: ['--exec', '--exec-batch'], shortWithValue: 'dEeStcjo' },
   sort: { forbiddenShort: 'o', forbiddenLong: ['--output', '--compress-program'], shortWithValue: 'kSTt', abbreviated: true },
   tree: { forbiddenShort: 'oR', shortWithValue: 'LPIHT' },

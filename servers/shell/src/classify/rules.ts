@@ -39,22 +39,26 @@ export function allows(rule: CommandRule, command: ParsedCommand): boolean {
 }
 
 /**
- * Deny rules match a prefix of the command, and whatever is only known at run time matches
- * conservatively: `$CMD -rf /` and `rm $ARGS` may be `rm -rf /`. The name also matches by
- * its last path component (/bin/rm is rm).
+ * Deny rules match a prefix of the command. Whatever is only known at run time matches
+ * conservatively (`possible`): `$CMD -rf /` and `rm $ARGS` may be `rm -rf /`. The name also
+ * matches by its last path component (/bin/rm is rm).
  */
-export function mayDeny(rule: CommandRule, command: ParsedCommand): boolean {
+export function denyMatch(rule: CommandRule, command: ParsedCommand): 'certain' | 'possible' | undefined {
   const { words } = command;
+  let certain = true;
   for (let index = 0; index < rule.words.length; index++) {
     const word = words[index];
     const pattern = rule.words[index] as RegExp;
-    if (word === undefined) return command.argumentsFromInput;
-    if (word.kind === 'glob' || (word.kind === 'expansion' && word.several)) return true;
-    if (word.kind === 'expansion') continue;
-    const text = index === 0 && !word.text.endsWith('/') ? basename(word.text) : word.text;
-    if (!pattern.test(text) && !pattern.test(word.text)) return false;
+    if (word === undefined) return command.argumentsFromInput ? 'possible' : undefined;
+    if (word.kind === 'glob' || (word.kind === 'expansion' && word.several)) return 'possible';
+    if (word.kind === 'expansion') {
+      certain = false;
+      continue;
+    }
+    const text = index === 0 ? basename(word.text) : word.text;
+    if (!pattern.test(text) && !pattern.test(word.text)) return undefined;
   }
-  return true;
+  return certain ? 'certain' : 'possible';
 }
 
 /** Project command patterns match static words as a prefix: `just` covers `just build`. */

@@ -4,7 +4,7 @@ import type { Word } from './types.js';
 /** Called for each $(…), `…`, <(…) or $((…)) met inside a word: the walker reads what it runs. */
 export type SubstitutionVisitor = (node: Node) => void;
 
-const SUBSTITUTIONS = new Set(['command_substitution', 'process_substitution', 'arithmetic_expansion']);
+export const SUBSTITUTIONS: ReadonlySet<string> = new Set(['command_substitution', 'process_substitution', 'arithmetic_expansion']);
 
 /** Collects the parts of one word, remembering whether bash changes it when it runs. */
 class WordBuilder {
