@@ -60,6 +60,8 @@ describe('deny_commands match parsed commands, wherever they run', () => {
     ['watch rm -rf x', 'rm -rf *'],
     ['su -c "rm -rf x"', 'rm -rf *'],
     ['sudo shutdown now', 'shutdown'],
+    ['echo "rm -rf /" | bash', 'rm -rf *'],
+    ['sh < script.sh', 'rm -rf *'],
   ])('%j is denied by %j', (command, rule) => {
     expect(classifier.classify(command, root).denied).toBe(rule);
   });
@@ -69,7 +71,7 @@ describe('deny_commands match parsed commands, wherever they run', () => {
     expect(classifier.classify('$CMD -rf x', root).reasons.at(-1)).toContain('may run what deny_commands rule "rm -rf *" forbids');
   });
 
-  it.each(['rm build/a.o', 'git status', 'echo rm -rf /', 'git commit -m "rm -rf /"', 'grep -r "git push" .', 'ls $DIR'])('%j is not denied', (command) => {
+  it.each(['rm build/a.o', 'git status', 'echo rm -rf /', 'git commit -m "rm -rf /"', 'grep -r "git push" .', 'ls $DIR', 'bash -c "ls -la"'])('%j is not denied', (command) => {
     expect(classifier.classify(command, root).denied).toBeUndefined();
   });
 });

@@ -281,13 +281,9 @@ class LineWalk {
     const visit = (substitution: Node) => {
       tier = maxTier(tier, this.substitution(substitution, scope));
     };
+    if (node.type === 'herestring_redirect') visitSubstitutionsWithin(node, visit);
+    if (node.type === 'heredoc_redirect') tier = this.heredoc(node, scope, target, visit);
     if (node.type !== 'file_redirect') {
-      visitSubstitutionsWithin(node, visit);
-      for (let index = 0; index < node.childCount; index++) {
-        const child = node.child(index) as Node;
-        if (child.isNamed && !child.type.startsWith('heredoc') && !REDIRECTS.has(child.type) && node.type === 'heredoc_redirect') tier = maxTier(tier, this.statement(child, scope));
-        else if (REDIRECTS.has(child.type)) tier = maxTier(tier, this.redirect(child, scope, target));
-      }
       const kind = node.type === 'herestring_redirect' ? 'here-string' : 'heredoc';
       if (target !== undefined && INTERPRETERS.has(target)) return this.note(high(`a ${kind} feeds ${target}, which runs it as code`));
       return tier;
@@ -308,6 +304,18 @@ class LineWalk {
     if (place.where === 'unknown') return this.note(high(`redirect target: ${place.why}`));
     if (place.where === 'outside') return this.note(high(`redirect to ${place.path} outside the roots`));
     return maxTier(tier, this.note({ tier: 'medium', readOnly: false, reason: `redirect writes ${place.path} inside the roots` }));
+  }
+
+  /** `cat <<EOF > out | wc`: the grammar hangs the rest of the line on the heredoc. */
+  private heredoc(node: Node, scope: Scope, target: string | undefined, visit: (substitution: Node) => void): Tier {
+    let tier: Tier = 'low';
+    for (let index = 0; index < node.childCount; index++) {
+      const child = node.child(index) as Node;
+      if (child.type === 'heredoc_body') visitSubstitutionsWithin(child, visit);
+      else if (REDIRECTS.has(child.type)) tier = maxTier(tier, this.redirect(child, scope, target));
+      else if (child.isNamed && !child.type.startsWith('heredoc_') && child.type !== 'file_descriptor') tier = maxTier(tier, this.statement(child, scope));
+    }
+    return tier;
   }
 
   /** One command the line runs, through its wrappers down to the program. */
@@ -379,14 +387,17 @@ class LineWalk {
   /** bash -c, eval, su -c, watch: the command line they run meets the deny rules too. */
   private nestedLine(name: string, args: readonly Word[], scope: Scope): void {
     const line = name === 'eval' || name === 'watch' ? args : commandStringOf(args);
-    if (line.length === 0) return;
-    const text = line.every((word) => word.kind === 'static') ? line.map((word) => word.text).join(' ') : undefined;
-    if (text === undefined || this.depth >= MAX_DEPTH) {
-      this.commands.push({ words: [{ kind: 'expansion', text: line.map((word) => word.text).join(' '), staticPrefix: '', several: true }], argumentsFromInput: false });
+    // `… | bash` and `bash < file` run command lines nobody sees here.
+    const readsStandardInput = SHELLS.has(name) && args.every((word) => word.kind === 'static' && word.text.startsWith('-'));
+    if (line.length === 0 && !readsStandardInput) return;
+    const joined = line.map((word) => word.text).join(' ');
+    if (line.length === 0 || line.some((word) => word.kind !== 'static') || this.depth >= MAX_DEPTH) {
+      const unseen = line.length === 0 ? `${name} reading its standard input` : joined;
+      this.commands.push({ words: [{ kind: 'expansion', text: unseen, staticPrefix: '', several: true }], argumentsFromInput: false });
       return;
     }
     this.depth++;
-    this.line(text, { ...scope });
+    this.line(joined, { ...scope });
     this.depth--;
   }
 

@@ -22,7 +22,7 @@ const WITH_RULES: Readonly<Record<string, OptionRules>> = {
   file: { forbiddenShort: 'C', forbiddenLong: ['--compile'], shortWithValue: 'eFmfP', abbreviated: true },
   uniq: { maxOperands: 1, shortWithValue: 'fsw', operandsWhy: 'a second operand is the file uniq writes' },
   xxd: { maxOperands: 1, shortWithValue: 'cglosn', operandsWhy: 'a second operand is the file xxd writes' },
-  date: { forbiddenShort: 's', forbiddenLong: ['--set'], shortWithValue: 'dfrs', abbreviated: true },
+  date: { forbiddenShort: 's', forbiddenLong: ['--set'], shortWithValue: 'dfrI', abbreviated: true },
   hostname: { forbiddenShort: 'Fb', forbiddenLong: ['--file', '--boot'], maxOperands: 0, operandsWhy: 'an operand sets the host name', abbreviated: true },
   printf: { forbiddenShort: 'v' },
 };
@@ -36,8 +36,8 @@ export function readOnlyVerdict(name: string, args: readonly Word[], argumentsFr
   if (PLAIN.includes(name)) return { tier: 'low', readOnly: true, reason: `${name} only reads` };
   const rules = WITH_RULES[name];
   if (rules !== undefined) {
-    const { problem } = scanOptions(args, rules, argumentsFromInput);
-    if (name === 'date' && problem === undefined && args.some((word) => word.kind === 'static' && !word.text.startsWith('-') && !word.text.startsWith('+'))) {
+    const { problem, operands } = scanOptions(args, rules, argumentsFromInput);
+    if (name === 'date' && problem === undefined && operands.some((word) => !word.text.startsWith('+'))) {
       return high('date with an operand other than +FORMAT sets the clock');
     }
     return problem === undefined ? { tier: 'low', readOnly: true, reason: `${name} only reads` } : high(`${name} ${problem}: not read-only`);

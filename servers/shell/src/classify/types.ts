@@ -44,10 +44,6 @@ export function maxTier(a: Tier, b: Tier): Tier {
   return TIER_ORDER[a] >= TIER_ORDER[b] ? a : b;
 }
 
-export function isStatic(word: Word): word is Extract<Word, { kind: 'static' }> {
-  return word.kind === 'static';
-}
-
 /** Whether the word may be an option when bash runs it (a file named --pre=sh matches `*`). */
 export function mayBeOption(word: Word): boolean {
   if (word.kind === 'static') return word.text.startsWith('-') && word.text !== '-';

@@ -48,7 +48,10 @@ class WordBuilder {
 
   finish(source: string): Word {
     const braces = this.braceAt >= 0 && (this.text.includes(',', this.braceAt) || this.text.includes('..', this.braceAt));
-    if (braces) this.dynamic(true);
+    if (braces) {
+      this.staticPrefix = this.text.slice(0, Math.min(this.braceAt, this.staticPrefix?.length ?? this.braceAt));
+      this.dynamic(true);
+    }
     if (this.expansion) return { kind: 'expansion', text: source, staticPrefix: this.staticPrefix ?? '', several: this.several };
     if (this.glob) return { kind: 'glob', text: this.text, staticPrefix: this.staticPrefix ?? '' };
     return { kind: 'static', text: this.text };
