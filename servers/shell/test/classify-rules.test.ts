@@ -60,6 +60,8 @@ describe('deny_commands match parsed commands, wherever they run', () => {
     ['watch rm -rf x', 'rm -rf *'],
     ['su -c "rm -rf x"', 'rm -rf *'],
     ['sudo shutdown now', 'shutdown'],
+    ['/usr/bin/env rm -rf x', 'rm -rf *'],
+    ['/bin/bash -c "rm -rf x"', 'rm -rf *'],
     ['echo "rm -rf /" | bash', 'rm -rf *'],
     ['sh < script.sh', 'rm -rf *'],
   ])('%j is denied by %j', (command, rule) => {

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import type { Node, Parser } from 'web-tree-sitter';
 import { gitVerdict } from './git.js';
 import { loadBashParser } from './parser.js';
@@ -282,7 +283,10 @@ class LineWalk {
       tier = maxTier(tier, this.substitution(substitution, scope));
     };
     if (node.type === 'herestring_redirect') visitSubstitutionsWithin(node, visit);
-    if (node.type === 'heredoc_redirect') tier = this.heredoc(node, scope, target, visit);
+    if (node.type === 'heredoc_redirect') {
+      const rest = this.heredoc(node, scope, target, visit);
+      tier = maxTier(tier, rest);
+    }
     if (node.type !== 'file_redirect') {
       const kind = node.type === 'herestring_redirect' ? 'here-string' : 'heredoc';
       if (target !== undefined && INTERPRETERS.has(target)) return this.note(high(`a ${kind} feeds ${target}, which runs it as code`));
@@ -331,6 +335,14 @@ class LineWalk {
   }
 
   private program(name: string, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
+    const texts = [name, ...args.map((word) => (word.kind === 'static' ? word.text : undefined))];
+    if (name.includes('/')) {
+      const project = projectVerdict(texts);
+      if (project !== undefined) return this.verdict(project);
+      // /usr/bin/env rm -rf /: what the program runs in turn still meets the deny rules.
+      this.program(basename(name), args, argumentsFromInput, scope);
+      return this.note(high(`${name} runs a program by its path`));
+    }
     const place = (word: Word) => this.settings.roots.place(word, scope.cwd);
     const wrapper = WRAPPERS[name];
     if (wrapper !== undefined) return this.wrapped(name, args, argumentsFromInput, scope);
@@ -352,10 +364,9 @@ class LineWalk {
     const verdict =
       readOnlyVerdict(name, args, argumentsFromInput) ??
       writeVerdict(name, args, argumentsFromInput, place) ??
-      projectVerdict([name, ...args.map((word) => (word.kind === 'static' ? word.text : undefined))]) ??
+      projectVerdict(texts) ??
       this.policyProjectCommand(name, args, argumentsFromInput);
     if (verdict !== undefined) return this.verdict(verdict);
-    if (name.includes('/')) return this.note(high(`${name} runs a program by its path`));
     return this.note(high(`${name} is not a known read-only, project or file-writing command`));
   }
 
