@@ -8,7 +8,7 @@ import { readOnlyVerdict, sedCall } from './read-only-commands.js';
 import { allows, compileRule, denyMatch, matchesPrefix, type CommandRule } from './rules.js';
 import { high, maxTier, type Classification, type ParsedCommand, type Tier, type Verdict, type Word } from './types.js';
 import { readWord, SUBSTITUTIONS, visitSubstitutionsWithin } from './words.js';
-import { INTERPRETERS, KNOWN_HIGH, LAUNCHERS, SHELLS, unwrap, WRAPPERS } from './wrappers.js';
+import { INTERPRETERS, KNOWN_HIGH, LAUNCHERS, SHELLS, unwrap, WRAPPERS, type WrapperSpec } from './wrappers.js';
 import { writesInsideRoots, writeVerdict } from './write-commands.js';
 
 export type { Classification, ParsedCommand, Tier, Word } from './types.js';
@@ -345,7 +345,7 @@ class LineWalk {
     }
     const place = (word: Word) => this.settings.roots.place(word, scope.cwd);
     const wrapper = WRAPPERS[name];
-    if (wrapper !== undefined) return this.wrapped(name, args, argumentsFromInput, scope);
+    if (wrapper !== undefined) return this.wrapped(name, wrapper, args, argumentsFromInput, scope);
     if (SHELLS.has(name) || name === 'eval' || name === 'su' || name === 'watch') this.nestedLine(name, args, scope);
     if (LAUNCHERS.has(name)) this.alsoRuns(launchedCommands(args));
     const knownHigh = KNOWN_HIGH.get(name);
@@ -370,19 +370,20 @@ class LineWalk {
     return this.note(high(`${name} is not a known read-only, project or file-writing command`));
   }
 
-  private wrapped(name: string, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
+  private wrapped(name: string, wrapper: WrapperSpec, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
     const first = args[0];
     if (name === 'env' && first === undefined) return this.note({ tier: 'low', readOnly: true, reason: 'env without a command prints the environment' });
     if (name === 'env' && first?.kind === 'static' && (first.text.includes('=') || (first.text.startsWith('-') && first.text !== '--'))) {
+      this.alsoRuns(launchedCommands(args));
       return this.note(high(`env ${first.text}: changes the environment of the command`));
     }
     if (name === 'command' && first?.kind === 'static' && (first.text === '-v' || first.text === '-V')) {
       return this.note({ tier: 'low', readOnly: true, reason: 'command -v only looks a name up' });
     }
     if (name === 'exec' && first === undefined) return 'low';
-    const unwrapped = unwrap(name, WRAPPERS[name] ?? {}, args);
+    const unwrapped = unwrap(name, wrapper, args);
     if ('problem' in unwrapped) {
-      this.commands.push({ words: args, argumentsFromInput: true });
+      this.alsoRuns(launchedCommands(args));
       return this.note(high(unwrapped.problem));
     }
     if (unwrapped.inner.length === 0) return this.note({ tier: 'low', readOnly: true, reason: `${name} without a command` });
@@ -458,7 +459,7 @@ function commandStringOf(args: readonly Word[]): Word[] {
   return [];
 }
 
-/** sudo -u root rm -rf /: every suffix that starts with a word other than an option may be the command. */
+/** sudo -u root rm -rf /, env -i rm -rf /: every suffix that starts with a word other than an option may be the command. */
 function launchedCommands(args: readonly Word[]): ParsedCommand[] {
   const commands: ParsedCommand[] = [];
   args.forEach((word, index) => {

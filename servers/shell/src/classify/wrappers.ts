@@ -1,7 +1,7 @@
 import type { Word } from './types.js';
 
 /** Commands that run the command in their arguments, and the options they take before it. */
-interface WrapperSpec {
+export interface WrapperSpec {
   readonly flags?: readonly string[];
   /** Options taking a value: the next word, `--long=value`, or attached to a short one (-n1). */
   readonly valueOptions?: readonly string[];
