@@ -296,3 +296,18 @@ describe('high: bad input', () => {
     ['exec -a name ls', 'high', false, 'an option this check does not know'],
   ]);
 });
+
+describe('lines built to exhaust the classifier', () => {
+  it.each([
+    ['command '.repeat(100_000) + 'ls', 'more than 8 wrappers deep'],
+    ['sudo '.repeat(20_000) + 'ls', 'sudo runs a command as another user'],
+    ['('.repeat(50_000) + 'ls' + ')'.repeat(50_000), 'nested too deeply to read'],
+    ['$('.repeat(300) + 'ls' + ')'.repeat(300), 'command substitution $(…)'],
+  ])('%#: high, quickly', (command, reason) => {
+    const started = performance.now();
+    const result = classifier.classify(command, root);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(result.tier).toBe('high');
+    expect(result.reasons.join(' | ')).toContain(reason);
+  });
+});

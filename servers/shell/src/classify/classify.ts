@@ -82,6 +82,10 @@ interface Scope {
 const REDIRECTS = new Set(['file_redirect', 'herestring_redirect', 'heredoc_redirect']);
 /** Nested command lines (bash -c "eval '…'") are read this deep; deeper ones may be anything. */
 const MAX_DEPTH = 4;
+/** timeout 5 nice command ls is three; thousands would make every level copy the rest of the line. */
+const MAX_WRAPPERS = 8;
+/** sudo's arguments are tried as a command from each word on; past this many, the rest may be anything. */
+const MAX_SUFFIXES = 16;
 const SHOWN_CHARS = 60;
 
 /** One classification: walks the syntax tree, noting reasons and every command the line runs. */
@@ -90,6 +94,7 @@ class LineWalk {
   private readonly commands: ParsedCommand[] = [];
   private readOnly = true;
   private depth = 0;
+  private wrappers = 0;
 
   constructor(private readonly settings: Settings) {}
 
@@ -102,7 +107,13 @@ class LineWalk {
     if (line.includes('\0')) tier = this.note(high('NUL byte in the command: bash would cut the line there'));
     if (line.includes('\r')) tier = this.note(high('carriage return in the command: it can hide text on a terminal'));
     if (line.includes('\n')) tier = this.note(high('newline in the command: every line runs as its own command'));
-    tier = maxTier(tier, this.line(line, { cwd }));
+    try {
+      tier = maxTier(tier, this.line(line, { cwd }));
+    } catch (error) {
+      // Thousands of nested wrappers or subshells exhaust the stack: such a line is no one's everyday command.
+      if (!(error instanceof RangeError)) throw error;
+      tier = this.unreadable(line, 'nested too deeply to read');
+    }
     const denial = this.denyingRule();
     const denied = denial?.rule;
     if (denial !== undefined) {
@@ -347,7 +358,7 @@ class LineWalk {
     const wrapper = WRAPPERS[name];
     if (wrapper !== undefined) return this.wrapped(name, wrapper, args, argumentsFromInput, scope);
     if (SHELLS.has(name) || name === 'eval' || name === 'su' || name === 'watch') this.nestedLine(name, args, scope);
-    if (LAUNCHERS.has(name)) this.alsoRuns(launchedCommands(args));
+    if (LAUNCHERS.has(name)) this.follow(launchedCommands(args), scope, 'first');
     const knownHigh = KNOWN_HIGH.get(name);
     if (knownHigh !== undefined) return this.note(high(knownHigh));
     if (SHELLS.has(name)) return this.note(high(`${name} runs a script or a second command line (-c)`));
@@ -360,7 +371,7 @@ class LineWalk {
       if (call.inPlaceFiles !== undefined) return this.verdict(writesInsideRoots('sed -i', call.inPlaceFiles, false, place));
       return this.note({ tier: 'low', readOnly: true, reason: 'sed only prints' });
     }
-    if (name === 'find' || name === 'fd') this.alsoRuns(executedBy(name, args));
+    if (name === 'find' || name === 'fd') this.follow(executedBy(name, args), scope, 'all');
     const verdict =
       readOnlyVerdict(name, args, argumentsFromInput) ??
       writeVerdict(name, args, argumentsFromInput, place) ??
@@ -374,7 +385,7 @@ class LineWalk {
     const first = args[0];
     if (name === 'env' && first === undefined) return this.note({ tier: 'low', readOnly: true, reason: 'env without a command prints the environment' });
     if (name === 'env' && first?.kind === 'static' && (first.text.includes('=') || (first.text.startsWith('-') && first.text !== '--'))) {
-      this.alsoRuns(launchedCommands(args));
+      this.follow(launchedCommands(args), scope, 'first');
       return this.note(high(`env ${first.text}: changes the environment of the command`));
     }
     if (name === 'command' && first?.kind === 'static' && (first.text === '-v' || first.text === '-V')) {
@@ -383,11 +394,15 @@ class LineWalk {
     if (name === 'exec' && first === undefined) return 'low';
     const unwrapped = unwrap(name, wrapper, args);
     if ('problem' in unwrapped) {
-      this.alsoRuns(launchedCommands(args));
+      this.follow(launchedCommands(args), scope, 'first');
       return this.note(high(unwrapped.problem));
     }
     if (unwrapped.inner.length === 0) return this.note({ tier: 'low', readOnly: true, reason: `${name} without a command` });
-    return this.runs({ words: unwrapped.inner, argumentsFromInput: argumentsFromInput || name === 'xargs' }, scope);
+    if (this.wrappers >= MAX_WRAPPERS) return this.unreadable(unwrapped.inner.map((word) => word.text).join(' '), `more than ${MAX_WRAPPERS} wrappers deep`);
+    this.wrappers++;
+    const tier = this.runs({ words: unwrapped.inner, argumentsFromInput: argumentsFromInput || name === 'xargs' }, scope);
+    this.wrappers--;
+    return tier;
   }
 
   private cd(args: readonly Word[], scope: Scope): Tier {
@@ -419,12 +434,28 @@ class LineWalk {
     return rule === undefined ? undefined : { tier: 'medium', readOnly: false, reason: `${name} is a project command (project_commands "${rule.text}")` };
   }
 
-  private alsoRuns(commands: readonly ParsedCommand[]): void {
-    this.commands.push(...commands);
+  /**
+   * Commands run in turn meet the deny rules; those that run others again (sudo sh -c …,
+   * find -exec bash -c …) are followed too: every one of find's, the first of a launcher's suffixes.
+   */
+  private follow(commands: readonly ParsedCommand[], scope: Scope, which: 'all' | 'first'): void {
+    let followed = false;
+    for (const command of commands) {
+      const name = command.words[0];
+      const runsOthers = name?.kind === 'static' && RUNS_OTHERS.has(basename(name.text));
+      if (!runsOthers || (followed && which === 'first')) this.commands.push(command);
+      else if (this.depth >= MAX_DEPTH) this.commands.push({ words: [{ kind: 'expansion', text: name.text, staticPrefix: '', several: true }], argumentsFromInput: false });
+      else {
+        followed = true;
+        this.depth++;
+        this.runs(command, scope);
+        this.depth--;
+      }
+    }
   }
 
   private verdict(verdict: Verdict): Tier {
-    if (verdict.alsoRuns !== undefined) this.alsoRuns(verdict.alsoRuns);
+    if (verdict.alsoRuns !== undefined) this.commands.push(...verdict.alsoRuns);
     return this.note(verdict);
   }
 
@@ -462,12 +493,20 @@ function commandStringOf(args: readonly Word[]): Word[] {
 /** sudo -u root rm -rf /, env -i rm -rf /: every suffix that starts with a word other than an option may be the command. */
 function launchedCommands(args: readonly Word[]): ParsedCommand[] {
   const commands: ParsedCommand[] = [];
-  args.forEach((word, index) => {
-    if (word.kind !== 'static' || !word.text.startsWith('-')) commands.push({ words: args.slice(index), argumentsFromInput: false });
-  });
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index] as Word;
+    if (word.kind === 'static' && word.text.startsWith('-')) continue;
+    if (commands.length === MAX_SUFFIXES) {
+      commands.push({ words: [{ kind: 'expansion', text: word.text, staticPrefix: '', several: true }], argumentsFromInput: false });
+      break;
+    }
+    commands.push({ words: args.slice(index), argumentsFromInput: false });
+  }
   return commands;
 }
 
+/** Commands whose arguments hold another command line or command. */
+const RUNS_OTHERS: ReadonlySet<string> = new Set([...SHELLS, ...LAUNCHERS, ...Object.keys(WRAPPERS), 'eval', 'su', 'watch', 'find', 'fd']);
 const FIND_EXECS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
 const FD_EXECS = new Set(['-x', '--exec', '-X', '--exec-batch']);
 
