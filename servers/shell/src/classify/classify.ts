@@ -5,10 +5,10 @@ import { loadBashParser } from './parser.js';
 import { Roots } from './paths.js';
 import { projectVerdict } from './project-commands.js';
 import { readOnlyVerdict, sedCall } from './read-only-commands.js';
-import { allows, compileRule, denyMatch, matchesPrefix, type CommandRule } from './rules.js';
+import { allows, denyMatch, matchesPrefix, readRule, type CommandRule } from './rules.js';
 import { high, maxTier, type Classification, type ParsedCommand, type Tier, type Verdict, type Word } from './types.js';
 import { readWord, SUBSTITUTIONS, visitSubstitutionsWithin } from './words.js';
-import { INTERPRETERS, KNOWN_HIGH, LAUNCHERS, SHELLS, unwrap, WRAPPERS, type WrapperSpec } from './wrappers.js';
+import { commandStringOf, executedBy, INTERPRETERS, KNOWN_HIGH, launchedCommands, LAUNCHERS, RUNS_OTHERS, SHELLS, unwrap, WRAPPERS, type WrapperSpec } from './wrappers.js';
 import { writesInsideRoots, writeVerdict } from './write-commands.js';
 
 export type { Classification, ParsedCommand, Tier, Word } from './types.js';
@@ -37,7 +37,7 @@ export class CommandClassifier {
   /** Throws when a policy rule is not a plain command pattern. */
   static async load(options: ClassifierOptions): Promise<CommandClassifier> {
     const parser = await loadBashParser();
-    const rules = (texts: readonly string[] = []) => texts.map((text) => compileRule(text, ruleWords(parser, text)));
+    const rules = (texts: readonly string[] = []) => texts.map((text) => readRule(parser, text));
     return new CommandClassifier({
       parser,
       roots: new Roots(options.roots),
@@ -53,27 +53,6 @@ export class CommandClassifier {
   }
 }
 
-function ruleWords(parser: Parser, text: string): Word[] {
-  const tree = parser.parse(text);
-  try {
-    const root = tree?.rootNode;
-    const command = root?.namedChildCount === 1 ? root.namedChild(0) : null;
-    if (root === undefined || root.hasError || command?.type !== 'command') throw new Error(`command rule "${text}" is not one plain command`);
-    const words: Word[] = [];
-    for (let index = 0; index < command.namedChildCount; index++) {
-      const child = command.namedChild(index) as Node;
-      const wordNode = child.type === 'command_name' ? child.namedChild(0) : child;
-      if (wordNode === null || child.type === 'variable_assignment' || child.type.endsWith('redirect')) throw new Error(`command rule "${text}" is not one plain command`);
-      words.push(readWord(wordNode, () => {
-        throw new Error(`command rule "${text}" contains a substitution`);
-      }));
-    }
-    return words;
-  } finally {
-    tree?.delete();
-  }
-}
-
 /** Where a part of the line runs: `cd` changes it for what follows in the same shell. */
 interface Scope {
   cwd: string | null;
@@ -84,8 +63,6 @@ const REDIRECTS = new Set(['file_redirect', 'herestring_redirect', 'heredoc_redi
 const MAX_DEPTH = 4;
 /** timeout 5 nice command ls is three; thousands would make every level copy the rest of the line. */
 const MAX_WRAPPERS = 8;
-/** sudo's arguments are tried as a command from each word on; past this many, the rest may be anything. */
-const MAX_SUFFIXES = 16;
 const SHOWN_CHARS = 60;
 
 /** One classification: walks the syntax tree, noting reasons and every command the line runs. */
@@ -477,55 +454,6 @@ class LineWalk {
     }
     return possible === undefined ? undefined : { rule: possible, certain: false };
   }
-}
-
-/** The command string of `bash -c STRING`, `bash -xc STRING`, `su -c STRING`. */
-function commandStringOf(args: readonly Word[]): Word[] {
-  let sawC = false;
-  for (const word of args) {
-    if (word.kind !== 'static') return [word];
-    if (word.text.startsWith('-') && !word.text.startsWith('--') && word.text.slice(1).includes('c')) sawC = true;
-    else if (sawC && !word.text.startsWith('-')) return [word];
-  }
-  return [];
-}
-
-/** sudo -u root rm -rf /, env -i rm -rf /: every suffix that starts with a word other than an option may be the command. */
-function launchedCommands(args: readonly Word[]): ParsedCommand[] {
-  const commands: ParsedCommand[] = [];
-  for (let index = 0; index < args.length; index++) {
-    const word = args[index] as Word;
-    if (word.kind === 'static' && word.text.startsWith('-')) continue;
-    if (commands.length === MAX_SUFFIXES) {
-      commands.push({ words: [{ kind: 'expansion', text: word.text, staticPrefix: '', several: true }], argumentsFromInput: false });
-      break;
-    }
-    commands.push({ words: args.slice(index), argumentsFromInput: false });
-  }
-  return commands;
-}
-
-/** Commands whose arguments hold another command line or command. */
-const RUNS_OTHERS: ReadonlySet<string> = new Set([...SHELLS, ...LAUNCHERS, ...Object.keys(WRAPPERS), 'eval', 'su', 'watch', 'find', 'fd']);
-const FIND_EXECS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
-const FD_EXECS = new Set(['-x', '--exec', '-X', '--exec-batch']);
-
-/** find -exec CMD… ; and fd -x CMD…: {} stands for file names. */
-function executedBy(name: string, args: readonly Word[]): ParsedCommand[] {
-  const starts = name === 'find' ? FIND_EXECS : FD_EXECS;
-  const commands: ParsedCommand[] = [];
-  for (let index = 0; index < args.length; index++) {
-    const word = args[index] as Word;
-    if (word.kind !== 'static' || !starts.has(word.text)) continue;
-    const inner: Word[] = [];
-    for (index++; index < args.length; index++) {
-      const part = args[index] as Word;
-      if (name === 'find' && part.kind === 'static' && (part.text === ';' || part.text === '+')) break;
-      inner.push(part.kind === 'static' && part.text.includes('{}') ? { kind: 'expansion', text: part.text, staticPrefix: part.text.slice(0, part.text.indexOf('{}')), several: false } : part);
-    }
-    commands.push({ words: inner, argumentsFromInput: false });
-  }
-  return commands;
 }
 
 function firstError(node: Node): Node | undefined {

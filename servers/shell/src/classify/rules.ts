@@ -1,5 +1,7 @@
 import { basename } from 'node:path';
+import type { Node, Parser } from 'web-tree-sitter';
 import type { ParsedCommand, Word } from './types.js';
+import { readWord } from './words.js';
 
 /**
  * A policy command pattern (allow_commands, deny_commands), read with the bash grammar like a
@@ -12,7 +14,29 @@ export interface CommandRule {
   readonly anyFurther: boolean;
 }
 
-export function compileRule(text: string, words: readonly Word[]): CommandRule {
+/** Reads a policy pattern with the bash grammar; throws when it is not one plain command. */
+export function readRule(parser: Parser, text: string): CommandRule {
+  const tree = parser.parse(text);
+  try {
+    const root = tree?.rootNode;
+    const command = root?.namedChildCount === 1 ? root.namedChild(0) : null;
+    if (root === undefined || root.hasError || command?.type !== 'command') throw new Error(`command rule "${text}" is not one plain command`);
+    const words: Word[] = [];
+    for (let index = 0; index < command.namedChildCount; index++) {
+      const child = command.namedChild(index) as Node;
+      const wordNode = child.type === 'command_name' ? child.namedChild(0) : child;
+      if (wordNode === null || child.type === 'variable_assignment' || child.type.endsWith('redirect')) throw new Error(`command rule "${text}" is not one plain command`);
+      words.push(readWord(wordNode, () => {
+        throw new Error(`command rule "${text}" contains a substitution`);
+      }));
+    }
+    return compileRule(text, words);
+  } finally {
+    tree?.delete();
+  }
+}
+
+function compileRule(text: string, words: readonly Word[]): CommandRule {
   if (words.length === 0) throw new Error(`command rule "${text}" names no command`);
   const dynamic = words.find((word) => word.kind === 'expansion');
   if (dynamic !== undefined) throw new Error(`command rule "${text}": \`${dynamic.text}\` is an expansion; rules hold plain words and * globs`);

@@ -53,7 +53,7 @@ class ScriptReader {
     if (this.peek() === ',') {
       this.at++;
       if (this.peek() === '+' || this.peek() === '~') this.at++;
-      if (!this.oneAddress() ) return false;
+      if (!this.oneAddress()) return false;
     }
     while (this.peek() === ' ' || this.peek() === '!') this.at++;
     return true;

@@ -34,7 +34,7 @@ export interface Verdict {
   readonly tier: Tier;
   readonly readOnly: boolean;
   readonly reason: string;
-  /** Commands it runs in turn (find -exec, git's subcommand without its global options), for deny rules. */
+  /** What the command amounts to for deny rules (git's subcommand without its global options). */
   readonly alsoRuns?: readonly ParsedCommand[];
 }
 

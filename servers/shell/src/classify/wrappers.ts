@@ -1,4 +1,4 @@
-import type { Word } from './types.js';
+import type { ParsedCommand, Word } from './types.js';
 
 /** Commands that run the command in their arguments, and the options they take before it. */
 export interface WrapperSpec {
@@ -83,3 +83,56 @@ export const INTERPRETERS = new Set([
 export const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'fish']);
 /** Commands whose later arguments are a command run by them (for deny rules). */
 export const LAUNCHERS = new Set(['sudo', 'doas', 'pkexec', 'run0', 'nohup', 'setsid', 'strace', 'ltrace', 'chroot', 'unshare', 'ionice', 'chrt', 'taskset', 'flock']);
+
+/** Commands whose arguments hold another command line or command. */
+export const RUNS_OTHERS: ReadonlySet<string> = new Set([...SHELLS, ...LAUNCHERS, ...Object.keys(WRAPPERS), 'eval', 'su', 'watch', 'find', 'fd']);
+
+/** sudo's arguments are tried as a command from each word on; past this many, the rest may be anything. */
+const MAX_SUFFIXES = 16;
+
+/** The command string of `bash -c STRING`, `bash -xc STRING`, `su -c STRING`. */
+export function commandStringOf(args: readonly Word[]): Word[] {
+  let sawC = false;
+  for (const word of args) {
+    if (word.kind !== 'static') return [word];
+    if (word.text.startsWith('-') && !word.text.startsWith('--') && word.text.slice(1).includes('c')) sawC = true;
+    else if (sawC && !word.text.startsWith('-')) return [word];
+  }
+  return [];
+}
+
+/** sudo -u root rm -rf /, env -i rm -rf /: every suffix that starts with a word other than an option may be the command. */
+export function launchedCommands(args: readonly Word[]): ParsedCommand[] {
+  const commands: ParsedCommand[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index] as Word;
+    if (word.kind === 'static' && word.text.startsWith('-')) continue;
+    if (commands.length === MAX_SUFFIXES) {
+      commands.push({ words: [{ kind: 'expansion', text: word.text, staticPrefix: '', several: true }], argumentsFromInput: false });
+      break;
+    }
+    commands.push({ words: args.slice(index), argumentsFromInput: false });
+  }
+  return commands;
+}
+
+const FIND_EXECS = new Set(['-exec', '-execdir', '-ok', '-okdir']);
+const FD_EXECS = new Set(['-x', '--exec', '-X', '--exec-batch']);
+
+/** find -exec CMD… ; and fd -x CMD…: {} stands for file names. */
+export function executedBy(name: string, args: readonly Word[]): ParsedCommand[] {
+  const starts = name === 'find' ? FIND_EXECS : FD_EXECS;
+  const commands: ParsedCommand[] = [];
+  for (let index = 0; index < args.length; index++) {
+    const word = args[index] as Word;
+    if (word.kind !== 'static' || !starts.has(word.text)) continue;
+    const inner: Word[] = [];
+    for (index++; index < args.length; index++) {
+      const part = args[index] as Word;
+      if (name === 'find' && part.kind === 'static' && (part.text === ';' || part.text === '+')) break;
+      inner.push(part.kind === 'static' && part.text.includes('{}') ? { kind: 'expansion', text: part.text, staticPrefix: part.text.slice(0, part.text.indexOf('{}')), several: false } : part);
+    }
+    commands.push({ words: inner, argumentsFromInput: false });
+  }
+  return commands;
+}
