@@ -30,6 +30,7 @@ import {
   type GateMode,
   type Middleware,
   type OutputLimits,
+  type RiskAssessor,
   type ToolServer,
 } from '@bulkhead/core';
 import { Catalog, type CatalogEntry } from './catalog.js';
@@ -68,6 +69,8 @@ export interface GatewayOptions {
   readonly hooks?: HooksConfig;
   /** Where hook commands run (the first root). */
   readonly hookCwd?: string;
+  /** Per-call risk of built-in tools whose risk depends on their arguments, by qualified name (shell:run_shell). */
+  readonly riskAssessors?: ReadonlyMap<string, RiskAssessor>;
 }
 
 /** What one caller may see and do: a profile's view and the permission gate narrowed for it. */
@@ -191,7 +194,11 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit'>, gate: GateMode): Promise<CallToolResult> => {
     const state: CallState = {
-      target: { risk: entry.risk, ...(entry.subjectArg ? { subjectArg: entry.subjectArg } : {}) },
+      target: {
+        risk: entry.risk,
+        ...(entry.subjectArg ? { subjectArg: entry.subjectArg } : {}),
+        ...(options.riskAssessors?.has(entry.qualified) ? { assessRisk: options.riskAssessors.get(entry.qualified)! } : {}),
+      },
       qualifiedName: entry.qualified,
       rawArgs: args ?? {},
       args: {},

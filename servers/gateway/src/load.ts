@@ -1,5 +1,6 @@
 import { resolve, join } from 'node:path';
-import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, readTokenFile, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern } from '@bulkhead/core';
+import { auditPolicySchema, AUDIT_POLICY_FILE, ConfigError, readTokenFile, DEFAULT_OUTPUT_LIMITS, loadYamlFile, PermissionGate, parseToolPattern, qualify, type RiskAssessor } from '@bulkhead/core';
+import { shellRiskAssessors } from '@bulkhead/shell';
 import { resolveDownstreams } from './config/downstreams.js';
 import { HOOKS_FILE, hooksSchema } from './config/hooks.js';
 import { GATEWAY_CONFIG_FILE, gatewayConfigSchema, TOOL_POLICY_FILE, toolPolicySchema, type GatewayConfig } from './config/schema.js';
@@ -63,8 +64,15 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
     limits: DEFAULT_OUTPUT_LIMITS,
     hooks,
     hookCwd: roots[0]!,
+    riskAssessors: builtinRiskAssessors(builtins, roots, controlDir),
   });
   return { gateway, problems, tokens };
+}
+
+/** The per-call risk the built-ins compute for their own gate, so the gateway's gate sees the same tier. */
+function builtinRiskAssessors(builtins: ReadonlySet<string>, roots: readonly string[], controlDir: string): ReadonlyMap<string, RiskAssessor> {
+  if (!builtins.has('shell')) return new Map();
+  return new Map(Object.entries(shellRiskAssessors({ roots, controlDir })).map(([tool, assess]) => [qualify('shell', tool), assess]));
 }
 
 export function defaultControlDir(roots: readonly string[]): string {

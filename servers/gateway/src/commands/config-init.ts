@@ -10,6 +10,7 @@ servers:
   fs_write: {}        # built-in: writes, edits, moves and recoverable deletes (each call asks)
   git: {}             # built-in: reads repositories; commit_changeset stays off (git_policy.yaml allow_write)
   # web: {}           # built-in: web_fetch and web_search behind the SSRF guard (web_policy.yaml)
+  # shell: {}         # built-in: bash in a bubblewrap sandbox; also needs enabled: true in shell_policy.yaml
   # weather:          # any stdio MCP server
   #   command: npx
   #   args: [-y, some-mcp-server]
@@ -93,6 +94,19 @@ committer: { name: Bulkhead, email: bulkhead@localhost }
 limits:
   timeout_ms: 30000              # each git process is killed after this long
   diff_total_max_bytes: 204800   # patch bytes one git_diff or git_show shows
+`,
+  'shell_policy.yaml': `enabled: false                 # true registers run_shell and the task tools
+sandbox: bubblewrap            # the system read-only, the roots writable, a private /tmp; none only by choice
+network: false                 # commands in the sandbox reach no network
+env_passthrough: []            # variables passed besides PATH, HOME, LANG, LC_* and TERM=dumb
+allow_commands: []             # parsed commands counted as low risk: "npm test", "git push *"
+deny_commands: []              # parsed commands never run: "rm -rf *"
+project_commands: []           # counted as medium besides known test runners, builds and formatters
+limits:
+  default_timeout_ms: 120000
+  max_output_bytes: 32768      # output kept per command; 0 keeps it all
+  max_processes: 256           # a fork bomb stops here
+  max_background_tasks: 100    # 0 turns run_in_background off
 `,
   'web_policy.yaml': `enabled: true
 tools: {}             # e.g. web_fetch: { enabled: false }

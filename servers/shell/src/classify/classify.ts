@@ -101,7 +101,7 @@ class LineWalk {
       readOnly: this.readOnly && tier !== 'high',
       reasons: this.reasons,
       commands: this.commands,
-      ...(denied === undefined ? {} : { denied }),
+      ...(denial === undefined ? {} : { denied, deniedCertainly: denial.certain }),
     };
   }
 

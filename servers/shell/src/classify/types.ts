@@ -27,6 +27,8 @@ export interface Classification {
   readonly commands: readonly ParsedCommand[];
   /** The deny_commands rule the line matches, or may match: the tool refuses it. */
   readonly denied?: string;
+  /** false when the line only may run what `denied` forbids (a part of it is known only when it runs). */
+  readonly deniedCertainly?: boolean;
 }
 
 /** What a table says about one command with its arguments. */

@@ -73,6 +73,7 @@ export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
   const resolver = spec.network ? resolverFile() : null;
   if (resolver?.startsWith('/run/')) args.push('--ro-bind', resolver, resolver);
   for (const folder of hiddenFolders(spec)) args.push('--tmpfs', folder);
+  for (const folder of spec.visible ?? []) args.push('--ro-bind', folder, folder);
   for (const root of spec.writable) args.push('--bind', root, root);
   // Only those inside a root need it: the rest is read-only already, or hidden (binding it would show it again).
   for (const folder of spec.readOnly.filter((path) => spec.writable.some((root) => isInside(path, root)))) {

@@ -13,6 +13,11 @@ export interface SandboxSpec {
    * read the server user's keys and tokens; roots inside them stay visible. Default: the server user's home folder.
    */
   readonly hidden?: readonly string[];
+  /**
+   * Folders shown read-only (bubblewrap only) even where /tmp or a hidden folder would cover them: the
+   * roots, for a command that runs in a throwaway checkout whose objects live in the repository there.
+   */
+  readonly visible?: readonly string[];
 }
 
 /** One command to run. */

@@ -1,0 +1,17 @@
+/** Variables every command gets from the server's environment when they are set. */
+const ALWAYS_PASSED = ['PATH', 'HOME', 'LANG'];
+
+/**
+ * The environment of a command: PATH, HOME, LANG, every LC_*, TERM=dumb and the names the policy
+ * lists; nothing else of the server's environment (its tokens and keys) reaches a command.
+ */
+export function commandEnvironment(source: NodeJS.ProcessEnv, passthrough: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (ALWAYS_PASSED.includes(name) || name.startsWith('LC_') || passthrough.includes(name)) env[name] = value;
+  }
+  env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
+  env['TERM'] = 'dumb';
+  return env;
+}
