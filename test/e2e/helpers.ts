@@ -8,6 +8,7 @@ const require = createRequire(import.meta.url);
 export const FS_CLI = fileURLToPath(new URL('../../servers/fs/dist/cli.js', import.meta.url));
 export const GIT_CLI = fileURLToPath(new URL('../../servers/git/dist/cli.js', import.meta.url));
 export const WEB_CLI = fileURLToPath(new URL('../../servers/web/dist/cli.js', import.meta.url));
+export const SHELL_CLI = fileURLToPath(new URL('../../servers/shell/dist/cli.js', import.meta.url));
 export const AUDIT_CLI = fileURLToPath(new URL('../../shared/dist/audit/cli.js', import.meta.url));
 export const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
 export const CHANGING_SERVER = fileURLToPath(new URL('../fixtures/changing-server.mjs', import.meta.url));

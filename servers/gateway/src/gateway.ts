@@ -119,7 +119,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   const isVisible = (access: Access, entry: CatalogEntry): boolean => {
     if (access.visibleTo && !access.visibleTo(entry)) return false;
     if (access.gate.kind !== 'self') return true;
-    return access.gate.permissions.decide({ qualifiedName: entry.qualified, risk: entry.risk, args: {} }).verdict !== 'deny';
+    // A tool whose risk depends on its arguments (run_shell) is found when its least risky call would be allowed.
+    const risk = options.riskAssessors?.has(entry.qualified) ? 'low' : entry.risk;
+    return access.gate.permissions.decide({ qualifiedName: entry.qualified, risk, args: {} }).verdict !== 'deny';
   };
   // Visibility depends on the access and the entry only (profiles and permissions are loaded once;
   // a catalog rebuild makes new entries), so each answer is kept instead of deciding on every call.

@@ -55,7 +55,7 @@ export const runInSandbox = defineTool<ShellCapabilities, typeof input, typeof o
       const header = `In a throwaway checkout of ${checkout.shownAs} at ${checkout.commit.slice(0, 12)} (removed afterwards):`;
       return withTaskNotifications(
         ctx.tasks,
-        structuredReply(`${header}\n${text === '' ? '(no output)' : text}\n${outcomeLine(outcome, timeoutMs)}`, {
+        structuredReply(`${header}\n${text === '' ? '(no output)' : text.replace(/\n$/, '')}\n${outcomeLine(outcome, timeoutMs)}`, {
           commit: checkout.commit,
           exit_code: outcome.exitCode,
           signal: outcome.signal,

@@ -67,7 +67,7 @@ export const runShell = defineTool<ShellCapabilities, typeof runShellInput, type
       maxOutputBytes: ctx.limits.max_output_bytes,
       keepHead: classification.readOnly,
     });
-    const body = text === '' ? '(no output)' : text;
+    const body = text === '' ? '(no output)' : text.replace(/\n$/, '');
     return withTaskNotifications(
       ctx.tasks,
       structuredReply(`${body}\n${outcomeLine(outcome, timeoutMs)}`, {
