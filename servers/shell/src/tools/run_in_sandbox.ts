@@ -2,9 +2,8 @@ import { z } from 'zod';
 import { defineTool, structuredReply } from '@bulkhead/core';
 import type { ShellCapabilities } from '../context.js';
 import { withTaskNotifications } from '../lib/notify.js';
-import { outcomeLine } from '../lib/outcome.js';
 import { prepareCommand, timeoutFor } from '../lib/prepare.js';
-import { runToCompletion } from '../lib/run-to-completion.js';
+import { commandLaunch, completedRecord, completedText, runToCompletion } from '../lib/run-to-completion.js';
 
 const input = z.strictObject({
   command: z.string().min(1).max(100_000).describe('A bash command line to run in the throwaway checkout'),
@@ -39,33 +38,11 @@ export const runInSandbox = defineTool<ShellCapabilities, typeof input, typeof o
     const timeoutMs = timeoutFor(args.timeout_ms, ctx.limits);
     const checkout = await ctx.checkouts.make(args.rev, ctx.signal);
     try {
-      const { outcome, text, truncatedBytes } = await runToCompletion({
-        command: args.command,
-        cwd: checkout.dir,
-        timeoutMs,
-        env: ctx.env,
-        // The checkout's objects live in the repository: the roots are shown, read-only.
-        sandbox: { ...ctx.sandbox(), writable: [checkout.dir], readOnly: [], visible: ctx.paths.real },
-        maxProcesses: ctx.limits.max_processes,
-        killGraceMs: ctx.limits.kill_grace_ms,
-        signal: ctx.signal,
-        maxOutputBytes: ctx.limits.max_output_bytes,
-        keepHead: classification.readOnly,
-      });
+      // The checkout's objects live in the repository: the roots are shown, read-only.
+      const sandbox = { ...ctx.sandbox(), writable: [checkout.dir], readOnly: [], visible: ctx.paths.real };
+      const run = await runToCompletion(commandLaunch(args.command, checkout.dir, timeoutMs, ctx.env, sandbox, ctx.limits), ctx.signal, ctx.limits.max_output_bytes, classification.readOnly);
       const header = `In a throwaway checkout of ${checkout.shownAs} at ${checkout.commit.slice(0, 12)} (removed afterwards):`;
-      return withTaskNotifications(
-        ctx.tasks,
-        structuredReply(`${header}\n${text === '' ? '(no output)' : text.replace(/\n$/, '')}\n${outcomeLine(outcome, timeoutMs)}`, {
-          commit: checkout.commit,
-          exit_code: outcome.exitCode,
-          signal: outcome.signal,
-          timed_out: outcome.timedOut,
-          cancelled: outcome.cancelled,
-          duration_ms: Math.round(outcome.durationMs),
-          risk: classification.tier,
-          output_truncated_bytes: truncatedBytes,
-        }),
-      );
+      return withTaskNotifications(ctx.tasks, structuredReply(`${header}\n${completedText(run, timeoutMs)}`, { commit: checkout.commit, ...completedRecord(run, classification.tier) }));
     } finally {
       await checkout.remove();
     }

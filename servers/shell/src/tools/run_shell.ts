@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { defineTool, structuredReply, ToolError } from '@bulkhead/core';
 import type { ShellCapabilities } from '../context.js';
-import { outcomeLine } from '../lib/outcome.js';
 import { prepareCommand, timeoutFor } from '../lib/prepare.js';
 import { withTaskNotifications } from '../lib/notify.js';
-import { runToCompletion } from '../lib/run-to-completion.js';
+import { commandLaunch, completedRecord, completedText, runToCompletion } from '../lib/run-to-completion.js';
 
 export const runShellInput = z.strictObject({
   command: z.string().min(1).max(100_000).describe('A bash command line; pipes, lists and redirects are parsed and tiered by risk before it runs'),
@@ -39,46 +38,14 @@ export const runShell = defineTool<ShellCapabilities, typeof runShellInput, type
   async run(args, ctx) {
     const { cwd, classification } = await prepareCommand(ctx, args.command, args.cwd);
     const timeoutMs = timeoutFor(args.timeout_ms, ctx.limits);
-    const sandbox = ctx.sandbox();
+    const launch = commandLaunch(args.command, cwd, timeoutMs, ctx.env, ctx.sandbox(), ctx.limits);
     if (args.run_in_background) {
       if (ctx.limits.max_background_tasks === 0) throw new ToolError('run_in_background is off: limits.max_background_tasks is 0 in shell_policy.yaml', 'disabled');
-      const task = ctx.tasks.start({
-        command: args.command,
-        cwd,
-        timeoutMs,
-        env: ctx.env,
-        sandbox,
-        maxProcesses: ctx.limits.max_processes,
-        killGraceMs: ctx.limits.kill_grace_ms,
-        ...(args.description !== undefined ? { description: args.description } : {}),
-      });
+      const task = ctx.tasks.start({ ...launch, ...(args.description !== undefined ? { description: args.description } : {}) });
       const text = `Started ${task.id} in the background (${classification.tier} risk). Read its output with task_output {"task_id":"${task.id}"}, wait for it with wait_task, stop it with shell_kill.`;
       return withTaskNotifications(ctx.tasks, structuredReply(text, { exit_code: null, signal: null, timed_out: false, cancelled: false, duration_ms: 0, risk: classification.tier, output_truncated_bytes: 0, task_id: task.id }));
     }
-    const { outcome, text, truncatedBytes } = await runToCompletion({
-      command: args.command,
-      cwd,
-      timeoutMs,
-      env: ctx.env,
-      sandbox,
-      maxProcesses: ctx.limits.max_processes,
-      killGraceMs: ctx.limits.kill_grace_ms,
-      signal: ctx.signal,
-      maxOutputBytes: ctx.limits.max_output_bytes,
-      keepHead: classification.readOnly,
-    });
-    const body = text === '' ? '(no output)' : text.replace(/\n$/, '');
-    return withTaskNotifications(
-      ctx.tasks,
-      structuredReply(`${body}\n${outcomeLine(outcome, timeoutMs)}`, {
-        exit_code: outcome.exitCode,
-        signal: outcome.signal,
-        timed_out: outcome.timedOut,
-        cancelled: outcome.cancelled,
-        duration_ms: Math.round(outcome.durationMs),
-        risk: classification.tier,
-        output_truncated_bytes: truncatedBytes,
-      }),
-    );
+    const run = await runToCompletion(launch, ctx.signal, ctx.limits.max_output_bytes, classification.readOnly);
+    return withTaskNotifications(ctx.tasks, structuredReply(completedText(run, timeoutMs), completedRecord(run, classification.tier)));
   },
 });
