@@ -5,6 +5,7 @@ const benches = {
   git: { module: './git.mjs', about: 'bulkhead-git vs @cyanheads/git-mcp-server and raw git: log at the tip and at skip=50,000, a 1,000-file diff, a large file at an old commit, blame of a page and a whole file (100,000-commit repo)' },
   gateway: { module: './gateway.mjs', about: 'gateway: tools/list tokens eager vs deferred (527 LiveMCPTool tools), call overhead vs direct' },
   web: { module: './web.mjs', about: 'bulkhead-web web_fetch vs mcp-fetch-server: fetch-and-extract time, output size and article quality on the 130 Readability test pages' },
+  shell: { module: './shell.mjs', about: 'bulkhead-shell run_shell vs mcp-server-commands and raw bash -c: per-command overhead on 500 trivial commands, without and with the bubblewrap sandbox; classification rate on 10,000 commands' },
   'tool-search': { module: './tool-search.mjs', about: 'gateway tool_search index: retrieval quality (mcpproxy-golden, MetaTool) and build/search speed (LiveMCPTool)' },
 };
 
