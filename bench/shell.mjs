@@ -567,7 +567,7 @@ ${methodNotes(options.count)}
   const pacedTrimmed = paced ? Object.fromEntries(Object.entries(paced).map(([key, s]) => [key, { ...s, times: undefined }])) : undefined;
   writeFileSync(
     join(dir, 'shell.json'),
-    `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad }, warmup: WARMUP, commands: options.count, commandList: COMMANDS.map((spec) => spec.command), targets: TARGETS, sides: Object.fromEntries(options.sides.map((key) => [key, SIDES[key].label])), summary: trimmed, paced: pacedTrimmed, idleMs: IDLE_MS, verdicts: v, classify, classifyPerCommand: classifyPer, profiles, launchTimes, launches, idleJoin, times: Object.fromEntries(Object.entries(summary).map(([key, s]) => [key, s.times])) }, null, 1)}\n`,
+    `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad }, warmup: WARMUP, commands: options.count, commandList: COMMANDS.map((spec) => spec.command), targets: TARGETS, sides: Object.fromEntries(options.sides.map((key) => [key, SIDES[key].label])), summary: trimmed, paced: pacedTrimmed, idleMs: IDLE_MS, verdicts: v, classify, classifyPerCommand: classifyPer, profiles, launchTimes, launches, idleJoin, times: Object.fromEntries(Object.entries(summary).map(([key, s]) => [key, s.times])) }, null, 1).replace(/\[\n\s*(-?[\d.e+-]+(?:,\n\s*-?[\d.e+-]+)*)\n\s*\]/g, (_, list) => `[${list.replace(/\s+/g, '')}]`)}\n`,
   );
   return { table, targets, pacedTable, pTable, lTable, jTable, classifyText, written: join(dir, 'shell.md') };
 }
