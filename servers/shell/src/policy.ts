@@ -17,6 +17,7 @@ export const shellLimitsSchema = z
     max_output_bytes: z.number().int().min(0).max(64 * MIB).default(32 * 1024).describe('Output kept from one command (stdout and stderr together); 0 keeps it all'),
     max_processes: z.number().int().min(8).max(65_536).default(256).describe('Processes one command may have alive at once (a fork bomb stops here)'),
     kill_grace_ms: z.number().int().min(0).max(60_000).default(2_000).describe('After SIGTERM, a command has this long before SIGKILL'),
+    tmpfs_max_bytes: z.number().int().min(MIB).max(64 * 1024 * MIB).default(1024 * MIB).describe('Bytes each in-memory folder of the sandbox (/tmp, /var/tmp, /dev/shm, the emptied home) may hold'),
     max_background_tasks: z.number().int().min(0).max(1_000).default(100).describe('Background tasks running at once; 0 turns run_in_background off'),
     task_log_max_bytes: z.number().int().min(64 * 1024).max(1024 * MIB).default(16 * MIB).describe('Bytes of output a background task\'s log keeps'),
   })

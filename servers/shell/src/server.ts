@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { createToolServer, DEFAULT_OUTPUT_LIMITS, loadYamlFile, Roots, ToolError, type CommonOptions, type Risk, type RiskAssessor, type ToolServer } from '@bulkhead/core';
 import { CommandClassifier } from './classify/classify.js';
@@ -36,8 +37,12 @@ export function loadShellPolicy(controlDir: string): ShellPolicy {
   return loadYamlFile(controlDir, SHELL_POLICY_FILE, shellPolicySchema).value;
 }
 
+/** What git runs by itself from a repository (hooks, config naming programs, attributes): a command may not plant it for later. */
+const GIT_PROGRAM_SOURCES = ['config', 'hooks', 'info'];
+
 function sandboxSpec(policy: ShellPolicy, roots: readonly string[], controlDir: string): SandboxSpec {
-  return { kind: policy.sandbox, network: policy.network, writable: roots, readOnly: [controlDir] };
+  const gitParts = roots.flatMap((root) => GIT_PROGRAM_SOURCES.map((part) => join(root, '.git', part))).filter((path) => existsSync(path));
+  return { kind: policy.sandbox, network: policy.network, writable: roots, readOnly: [controlDir, ...gitParts], tmpfsBytes: policy.limits.tmpfs_max_bytes };
 }
 
 /** How this server contains commands, in one line (start-up message and instructions). */
@@ -88,10 +93,11 @@ export function createShellServer(options: ShellServerOptions): ToolServer {
   const loadClassifier = classifierLoader(paths, policy);
   const environment = options.environment ?? process.env;
   const spec = sandboxSpec(policy, paths.real, paths.controlDir);
+  // Built per call: a repository made since the last command gets its .git parts held read-only too.
   const sandbox = (): SandboxSpec => {
     const probe = probeSandbox(spec.kind, environment['PATH']);
     if (!probe.available) throw new ToolError(`Refused: shell_policy.yaml asks for the bubblewrap sandbox, which is unavailable here: ${probe.reason}. To fix: ${probe.fix}. Nothing was run.`, 'sandbox_unavailable');
-    return spec;
+    return sandboxSpec(policy, paths.real, paths.controlDir);
   };
   let server: ToolServer | undefined;
   const tasks = new TaskManager({

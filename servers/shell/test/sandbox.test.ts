@@ -79,10 +79,11 @@ describe('probeSandbox', () => {
 
 describe('buildBwrapArgs', () => {
   it('lays out the mounts so later ones win: system read-only, private folders, roots writable, control plane read-only (held by an empty read-only tmpfs while missing)', () => {
-    const args = buildBwrapArgs({ kind: 'bubblewrap', network: false, writable: ['/work/a', '/work/b'], readOnly: ['/work/a/.bulkhead'], hidden: ['/'] }, '/work/a/src');
+    const args = buildBwrapArgs({ kind: 'bubblewrap', network: false, writable: ['/work/a', '/work/b'], readOnly: ['/work/a/.bulkhead'], hidden: ['/'], visible: ['/work/c'], tmpfsBytes: 1024 }, '/work/a/src');
     expect(args).toEqual([
-      '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc',
-      '--tmpfs', '/tmp', '--tmpfs', '/run',
+      '--ro-bind', '/', '/', '--dev', '/dev', '--size', '1024', '--tmpfs', '/dev/shm', '--proc', '/proc',
+      '--size', '1024', '--tmpfs', '/tmp', '--size', '1024', '--tmpfs', '/run', '--size', '1024', '--tmpfs', '/var/tmp',
+      '--ro-bind', '/work/c', '/work/c',
       '--bind', '/work/a', '/work/a', '--bind', '/work/b', '/work/b',
       '--tmpfs', '/work/a/.bulkhead', '--remount-ro', '/work/a/.bulkhead',
       '--unshare-all', '--die-with-parent', '--new-session', '--chdir', '/work/a/src',

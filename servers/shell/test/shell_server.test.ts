@@ -172,6 +172,22 @@ describe('the sandbox', () => {
     expect(readFileSync(h.ws.path('inside.txt'), 'utf8')).toBe('made\n');
   });
 
+  it('keeps .git hooks and config read-only, never runs a repository\'s fsmonitor, and bounds the in-memory folders', async () => {
+    h = await startShell({ policy: { limits: { tmpfs_max_bytes: 1024 * 1024 } } });
+    const git = (...args: string[]) => execFileSync('git', args, { cwd: h!.ws.root, encoding: 'utf8' });
+    git('init', '-q');
+    git('config', 'core.fsmonitor', `touch ${h.ws.path('fsmonitor-ran')}; false`);
+    const hook = await h.call<RunResult>('run_shell', { command: "printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit" });
+    expect(hook.structured.exit_code).not.toBe(0);
+    expect(hook.text).toContain('Read-only file system');
+    expect((await h.call<RunResult>('run_shell', { command: 'echo "[alias] st = !touch pwned" >> .git/config' })).structured.exit_code).not.toBe(0);
+    const status = await h.call<RunResult>('run_shell', { command: 'git status --short' });
+    expect(status.structured).toMatchObject({ exit_code: 0, risk: 'low' });
+    expect(existsSync(h.ws.path('fsmonitor-ran'))).toBe(false);
+    const filled = await h.call<RunResult>('run_shell', { command: 'head -c 2000000 /dev/zero > /tmp/fill; head -c 2000000 /dev/zero > /dev/shm/fill; head -c 2000000 /dev/zero > /var/tmp/fill' });
+    expect(filled.text.match(/No space left on device/g)?.length).toBe(3);
+  });
+
   it('refuses to run anything when the configured sandbox is missing, saying how to fix it', async () => {
     h = await startShell({ environment: { PATH: '/nonexistent-bin', HOME: '/root' } });
     const result = await h.call('run_shell', { command: 'echo never' });

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkRevision, GitRepository, gitEnvironment, HARDENED_GIT_OPTIONS, runGitProcess, ToolError, type Roots } from '@bulkhead/core';
@@ -18,6 +18,26 @@ export interface CheckoutMaker {
 }
 
 const CHECKOUT_TIMEOUT_MS = 120_000;
+/** Checkouts are named after the server's pid, so one whose server died (never reaching its clean-up) can be told apart. */
+const CHECKOUT_PREFIX = 'bulkhead-checkout-';
+
+/** Removes the checkouts left by servers that are gone (killed mid-command). */
+async function sweepCheckoutsOfGoneServers(): Promise<void> {
+  const names = await readdir(tmpdir()).catch(() => [] as string[]);
+  for (const name of names) {
+    const owner = new RegExp(`^${CHECKOUT_PREFIX}(\\d+)-`).exec(name)?.[1];
+    if (owner !== undefined && !processAlive(Number(owner))) await rm(join(tmpdir(), name), { recursive: true, force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 /**
  * Makes checkouts of the repository holding the first root. `git clone --shared` reads the
@@ -26,13 +46,18 @@ const CHECKOUT_TIMEOUT_MS = 120_000;
  * filter or hook the original's config names runs on checkout.
  */
 export function checkoutMaker(paths: Roots): CheckoutMaker {
+  let swept = false;
   return {
     async make(rev, signal) {
+      if (!swept) {
+        swept = true;
+        await sweepCheckoutsOfGoneServers();
+      }
       const repo = await GitRepository.open(paths, undefined, { timeoutMs: CHECKOUT_TIMEOUT_MS, maxOutputBytes: 1024 * 1024 });
       const resolved = await repo.run(['rev-parse', '--verify', '--quiet', '--end-of-options', `${checkRevision(rev, 'rev')}^{commit}`], { okExitCodes: [1], signal });
       const commit = resolved.stdout.toString('utf8').trim();
       if (resolved.exitCode !== 0 || !/^[0-9a-f]{40,64}$/.test(commit)) throw new ToolError(`rev ${rev} names no commit in ${repo.shownAs}`, 'bad_revision');
-      const parent = await mkdtemp(join(tmpdir(), 'bulkhead-checkout-'));
+      const parent = await mkdtemp(join(tmpdir(), `${CHECKOUT_PREFIX}${process.pid}-`));
       const dir = join(parent, 'repo');
       const remove = () => rm(parent, { recursive: true, force: true });
       try {

@@ -13,5 +13,18 @@ export function commandEnvironment(source: NodeJS.ProcessEnv, passthrough: reado
   }
   env['PATH'] ??= '/usr/local/bin:/usr/bin:/bin';
   env['TERM'] = 'dumb';
-  return env;
+  return { ...env, ...GIT_OVERRIDES };
 }
+
+/**
+ * Configuration every git a command runs gets on top of the repository's own (GIT_CONFIG_COUNT beats
+ * .git/config): no fsmonitor program from a repository's config, even under a read-only `git status`,
+ * and no bare repository found by walking into a folder a project checked in.
+ */
+const GIT_OVERRIDES: Readonly<Record<string, string>> = {
+  GIT_CONFIG_COUNT: '2',
+  GIT_CONFIG_KEY_0: 'core.fsmonitor',
+  GIT_CONFIG_VALUE_0: 'false',
+  GIT_CONFIG_KEY_1: 'safe.bareRepository',
+  GIT_CONFIG_VALUE_1: 'explicit',
+};

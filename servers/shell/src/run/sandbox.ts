@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { findExecutable } from './executables.js';
 import type { SandboxSpec } from './types.js';
@@ -65,14 +65,16 @@ function probeBubblewrap(searchPath: string | undefined): SandboxProbe {
  * hidden folders emptied, then the roots made writable again, then the control-plane folders read-only again.
  */
 export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-  // A private /tmp; /run emptied because a read-only bind does not stop connecting to the sockets in it
-  // (docker.sock, the D-Bus system bus, agents).
-  args.push('--tmpfs', '/tmp', '--tmpfs', '/run');
+  const tmpfs = (folder: string) => [...(spec.tmpfsBytes !== undefined ? ['--size', String(spec.tmpfsBytes)] : []), '--tmpfs', folder];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', ...tmpfs('/dev/shm'), '--proc', '/proc'];
+  // A private /tmp and /var/tmp; /run emptied because a read-only bind does not stop connecting to the
+  // sockets in it (docker.sock, the D-Bus system bus, agents).
+  args.push(...tmpfs('/tmp'), ...tmpfs('/run'));
+  if (lstatSync('/var/tmp', { throwIfNoEntry: false })?.isDirectory()) args.push(...tmpfs('/var/tmp'));
   // /etc/resolv.conf often links into /run (systemd-resolved, NetworkManager): name lookups need it back.
   const resolver = spec.network ? resolverFile() : null;
   if (resolver?.startsWith('/run/')) args.push('--ro-bind', resolver, resolver);
-  for (const folder of hiddenFolders(spec)) args.push('--tmpfs', folder);
+  for (const folder of hiddenFolders(spec)) args.push(...tmpfs(folder));
   for (const folder of spec.visible ?? []) args.push('--ro-bind', folder, folder);
   for (const root of spec.writable) args.push('--bind', root, root);
   // Only those inside a root need it: the rest is read-only already, or hidden (binding it would show it again).

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cgroupSupport, createCommandCgroups, type CommandCgroups } from './cgroup.js';
 import { nprocLimitFor, processLimit } from './containment.js';
@@ -12,6 +13,8 @@ const PIPE_DRAIN_MS = 500;
 /** Bound on waiting for killed processes to disappear (one whose parent never reaps it stays a zombie). */
 const VANISH_WAIT_MS = 2000;
 const POLL_MS = 10;
+const FIRST_POLL_MS = 0.5;
+const POSIX_SHELL = '/bin/sh';
 
 /**
  * Moves the wrapper into the command's cgroups and sets its RLIMIT_NPROC, then execs the command, so the
@@ -136,17 +139,19 @@ function prepareLaunch(request: RunRequest): Launch {
   const nprocLimit = processLimit().kind === 'rlimit-nproc' ? String(nprocLimitFor(request.maxProcesses)) : '';
   const procsFiles = cgroups?.procsFiles ?? [];
   if (procsFiles.length === 0 && nprocLimit === '') return { argv: command, cgroups };
-  return {
-    argv: [bashPath(), ...bashArgs(CONTAIN_THEN_EXEC), 'bulkhead-contain', nprocLimit, String(procsFiles.length), ...procsFiles, ...command],
-    cgroups,
-  };
+  // dash starts in half bash's time; only RLIMIT_NPROC needs bash's `ulimit -u`.
+  const wrapper = nprocLimit === '' && existsSync(POSIX_SHELL) ? [POSIX_SHELL, '-c', CONTAIN_THEN_EXEC] : [bashPath(), ...bashArgs(CONTAIN_THEN_EXEC)];
+  return { argv: [wrapper[0]!, ...wrapper.slice(1), 'bulkhead-contain', nprocLimit, String(procsFiles.length), ...procsFiles, ...command], cgroups };
 }
 
-/** Polls until `condition` holds or `limitMs` passes, calling `onEachPoll` between polls (to kill late forks). */
+/**
+ * Polls until `condition` holds or `limitMs` passes, calling `onEachPoll` between polls (to kill late
+ * forks). The first polls come quickly: a sandbox's last process is usually gone within a millisecond.
+ */
 async function waitUntil(condition: () => boolean, limitMs: number, onEachPoll: () => void): Promise<void> {
   const deadline = performance.now() + limitMs;
-  while (!condition() && performance.now() < deadline) {
-    await sleep(POLL_MS);
+  for (let pause = FIRST_POLL_MS; !condition() && performance.now() < deadline; pause = Math.min(pause * 2, POLL_MS)) {
+    await sleep(pause);
     onEachPoll();
   }
 }

@@ -18,6 +18,11 @@ export interface SandboxSpec {
    * roots, for a command that runs in a throwaway checkout whose objects live in the repository there.
    */
   readonly visible?: readonly string[];
+  /**
+   * Most bytes each throwaway in-memory folder (/tmp, /var/tmp, /dev/shm, /run, the hidden home)
+   * may hold (bubblewrap only): without it each may grow to half the host's memory.
+   */
+  readonly tmpfsBytes?: number;
 }
 
 /** One command to run. */
