@@ -11,8 +11,9 @@ import { track, untrack } from './processes.mjs';
 const WRAPPER_NAME = 'bulkhead-contain';
 
 /**
- * Splits a traced launch: [bash, --noprofile, --norc, -c, SCRIPT, bulkhead-contain, limit, count,
- * ...procsFiles, ...inner] (or just inner when no wrapper was used).
+ * Splits a traced launch: [SHELL, ...its options, -c, SCRIPT, bulkhead-contain, limit, count,
+ * ...procsFiles, ...inner] (or just inner when no wrapper was used). The wrapper's shell is kept as
+ * traced (the server uses /bin/sh when it needs no RLIMIT_NPROC, bash otherwise).
  */
 export function splitLaunch(file, args) {
   const at = args.indexOf(WRAPPER_NAME);
@@ -21,7 +22,14 @@ export function splitLaunch(file, args) {
   const limit = args[at + 1];
   const count = Number(args[at + 2]);
   const procsFiles = args.slice(at + 3, at + 3 + count);
-  return { wrapper: { file, script, limit, procsFiles }, inner: args.slice(at + 3 + count) };
+  return { wrapper: { head: [file, ...args.slice(0, at - 1)], script, limit, procsFiles }, inner: args.slice(at + 3 + count) };
+}
+
+/** The wrapper shell a variant uses: as the server traced it, or bash, or dash. */
+function wrapperHead(variant) {
+  if (variant.wrapperShell === 'sh') return ['/bin/sh', '-c'];
+  if (variant.wrapperShell === 'bash') return ['bash', '--noprofile', '--norc', '-c'];
+  return variant.wrapper.head;
 }
 
 let made = 0;
@@ -54,8 +62,7 @@ function argvOf(variant, command, folders) {
   const inner = [...variant.inner.slice(0, -1), command];
   if (!variant.wrapper) return inner;
   const files = folders.map((folder) => join(folder, 'cgroup.procs'));
-  const head = variant.wrapperShell === 'sh' ? ['/bin/sh', '-c'] : [variant.wrapper.file, '--noprofile', '--norc', '-c'];
-  return [...head, variant.wrapper.script, WRAPPER_NAME, variant.wrapper.limit, String(files.length), ...files, ...inner];
+  return [...wrapperHead(variant), variant.wrapper.script, WRAPPER_NAME, variant.wrapper.limit, String(files.length), ...files, ...inner];
 }
 
 function runOnce(argv, cwd, env) {
@@ -85,8 +92,8 @@ export function launchVariants({ none, bubblewrap }) {
   const bashInner = bash.wrapper ? bash.inner.slice(bash.inner.findIndex((arg) => basename(arg) === 'bash')) : bash.inner;
   variants.push({ id: 'bash', label: '`bash -c` alone', inner: bashInner });
   if (none?.wrapper) {
-    variants.push({ id: 'wrapper-bash', label: 'server launch, no sandbox: wrapper bash (joins the cgroups) → exec `bash -c`', inner: none.inner, wrapper: none.wrapper });
-    variants.push({ id: 'wrapper-sh', label: 'the same with /bin/sh (dash) as the wrapper', inner: none.inner, wrapper: none.wrapper, wrapperShell: 'sh' });
+    variants.push({ id: 'wrapper-traced', label: `server launch, no sandbox: wrapper ${basename(none.wrapper.head[0])} (joins the cgroups) → exec \`bash -c\``, inner: none.inner, wrapper: none.wrapper });
+    variants.push({ id: 'wrapper-bash', label: 'the same with bash as the wrapper', inner: none.inner, wrapper: none.wrapper, wrapperShell: 'bash' });
   }
   if (bubblewrap) {
     const unshare = bubblewrap.inner.indexOf('--unshare-all');
@@ -94,8 +101,8 @@ export function launchVariants({ none, bubblewrap }) {
     variants.push({ id: 'bwrap', label: 'bwrap (the server\'s arguments) → `bash -c`, no wrapper', inner: bubblewrap.inner });
     variants.push({ id: 'bwrap-share-net', label: 'the same with `--share-net` (no new network namespace)', inner: sharedNet });
     if (bubblewrap.wrapper) {
-      variants.push({ id: 'wrapper-bwrap', label: 'server launch, bubblewrap: wrapper bash → exec bwrap → `bash -c`', inner: bubblewrap.inner, wrapper: bubblewrap.wrapper });
-      variants.push({ id: 'wrapper-sh-bwrap', label: 'the same with /bin/sh (dash) as the wrapper', inner: bubblewrap.inner, wrapper: bubblewrap.wrapper, wrapperShell: 'sh' });
+      variants.push({ id: 'wrapper-bwrap', label: `server launch, bubblewrap: wrapper ${basename(bubblewrap.wrapper.head[0])} → exec bwrap → \`bash -c\``, inner: bubblewrap.inner, wrapper: bubblewrap.wrapper });
+      variants.push({ id: 'wrapper-bash-bwrap', label: 'the same with bash as the wrapper', inner: bubblewrap.inner, wrapper: bubblewrap.wrapper, wrapperShell: 'bash' });
     }
   }
   return variants;
@@ -139,7 +146,7 @@ export async function measureLaunches(variants, { commandAt, cwd, env, warmup, r
 export async function measureIdleJoin(none, { commandAt, cwd, env, idleMs, rounds, check }) {
   if (!none?.wrapper) return undefined;
   const variants = [
-    { id: 'join', label: 'wrapper bash joins the cgroups → exec `bash -c` (the server\'s launch)', inner: none.inner, wrapper: none.wrapper },
+    { id: 'join', label: `wrapper ${basename(none.wrapper.head[0])} joins the cgroups → exec \`bash -c\` (the server's launch)`, inner: none.inner, wrapper: none.wrapper },
     { id: 'no-join', label: 'the same wrapper joining no cgroup', inner: none.inner, wrapper: { ...none.wrapper, procsFiles: [] } },
   ];
   const times = { join: [], 'no-join': [] };
