@@ -85,6 +85,47 @@ describe('deny_commands match parsed commands, wherever they run', () => {
   });
 });
 
+describe('deny_commands see through what the security review found', () => {
+  it.each([
+    ['echo rm -rf x | xargs env', 'high', "env gets its command from xargs's input", 'rm -rf *'],
+    ['echo rm -rf x | xargs xargs', 'high', "xargs gets its command from xargs's input", 'rm -rf *'],
+    ['echo rm -rf x | xargs nice', 'high', "nice gets its command from xargs's input", 'rm -rf *'],
+    ['echo rm -rf x | xargs sudo', 'high', 'sudo runs a command as another user', 'rm -rf *'],
+    ["[[ 'a[$(rm -rf x)]' -eq 1 ]]", 'high', '[[ -eq ]] evaluates', 'rm -rf *'],
+    ["echo 'a[$(rm -rf x)]'; echo ${!_}", 'high', 'is an indirect expansion', 'rm -rf *'],
+    ['echo "${x:-`rm -rf x`}"', 'high', 'holds a substitution the parser does not show', 'rm -rf *'],
+    ['rm -r -f x', 'medium', 'rm writes inside the roots', 'rm -rf *'],
+    ['rm -fr x', 'medium', 'rm writes inside the roots', 'rm -rf *'],
+    ['rm -Rf x', 'medium', 'rm writes inside the roots', 'rm -rf *'],
+    ['rm -f -v -R x', 'medium', 'rm writes inside the roots', 'rm -rf *'],
+    ['rm --recursive --force x', 'medium', 'rm writes inside the roots', 'rm -rf *'],
+    ['rm --rec --forc x', 'high', 'rm --rec: an option this check does not know', 'rm -rf *'],
+    ['git -c x=y push', 'high', 'git -c: a global option', 'git push'],
+    ['git --git-dir=.git push origin', 'high', 'git --git-dir=.git: a global option', 'git push'],
+    ['git --git-dir .git push', 'high', 'git --git-dir: a global option', 'git push'],
+    ['git --work-tree=. -c a=b --no-pager push -f', 'high', 'git --work-tree=.: a global option', 'git push'],
+  ] as const)('%j → %s (%s), denied by %j', (command, tier, reason, rule) => {
+    const result = classifier.classify(command, root);
+    expect(result.tier, result.reasons.join(' | ')).toBe(tier);
+    expect(result.reasons.join(' | ')).toContain(reason);
+    expect(result.denied).toBe(rule);
+  });
+
+  it('compares options as sets, on both the rule and the command', async () => {
+    const spelled = await CommandClassifier.load({ roots: [root], allowCommands: [], denyCommands: ['rm --recursive --force *', 'git push --force *', 'cp -f *'] });
+    expect(spelled.classify('rm -rf x', root).denied).toBe('rm --recursive --force *');
+    expect(spelled.classify('rm -r x', root).denied).toBeUndefined();
+    expect(spelled.classify('git push origin -f', root).denied).toBe('git push --force *');
+    expect(spelled.classify('git push --force-with-lease origin', root).denied).toBeUndefined();
+    expect(spelled.classify('cp --force a b', root).denied).toBe('cp -f *');
+    expect(spelled.classify('cp a b', root).denied).toBeUndefined();
+  });
+
+  it.each(['rm -r x', 'rm -f x', 'rm -- -rf', 'git -c x=y status', 'git --git-dir=.git log'])('%j is not denied', (command) => {
+    expect(classifier.classify(command, root).denied).toBeUndefined();
+  });
+});
+
 describe('allow_commands make a command low for its own part', () => {
   it.each([
     ['npm test', 'low'],

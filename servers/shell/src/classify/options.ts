@@ -9,6 +9,8 @@ export interface OptionRules {
   readonly forbiddenShort?: string;
   /** Short option letters that take a value: the rest of the cluster, or the next word. */
   readonly shortWithValue?: string;
+  /** Short option letters whose optional value can only be the rest of the cluster (date -Iseconds; -I --set=… is two options). */
+  readonly shortWithAttachedValue?: string;
   /** GNU getopt_long and git accept unambiguous prefixes: --out means --output. */
   readonly abbreviated?: boolean;
   /** Real options that happen to be prefixes of forbidden ones (git diff --text). */
@@ -63,6 +65,7 @@ export function scanOptions(args: readonly Word[], rules: OptionRules, arguments
     for (let at = 1; at < text.length; at++) {
       const letter = text[at] as string;
       if (rules.forbiddenShort?.includes(letter)) return { operands, problem: `-${letter}` };
+      if (rules.shortWithAttachedValue?.includes(letter)) break;
       if (rules.shortWithValue?.includes(letter)) {
         if (at === text.length - 1) index++;
         break;

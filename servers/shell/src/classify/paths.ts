@@ -50,6 +50,17 @@ function staticPath(word: Word): string | undefined {
   return slash < 0 ? '.' : word.staticPrefix.slice(0, slash + 1) || '/';
 }
 
+/** Whether an absolute path lies in (or is) a `.git` folder: hooks and config there run programs later. */
+export function insideGitFolder(path: string): boolean {
+  return path.split(sep).includes('.git');
+}
+
+/** bash itself opens a socket for a redirect from or to /dev/tcp/HOST/PORT or /dev/udp/HOST/PORT. */
+export function networkDevice(word: Word): boolean {
+  const known = word.kind === 'static' ? word.text : word.staticPrefix;
+  return /^\/dev\/(tcp|udp)\//.test(known) || (word.kind !== 'static' && '/dev/tcp/'.startsWith(known) && known.startsWith('/dev/'));
+}
+
 function withSep(path: string): string {
   return path.endsWith(sep) ? path : path + sep;
 }

@@ -18,11 +18,12 @@ const WITH_RULES: Readonly<Record<string, OptionRules>> = {
   ag: { forbiddenLong: ['--pager'] },
   fd: { forbiddenShort: 'xX', forbiddenLong: ['--exec', '--exec-batch'], shortWithValue: 'dEeStcjo' },
   sort: { forbiddenShort: 'o', forbiddenLong: ['--output', '--compress-program'], shortWithValue: 'kSTt', abbreviated: true },
-  tree: { forbiddenShort: 'oR', shortWithValue: 'LPIHT' },
+  // tree reads on through a cluster past a value letter (-Lo 1 out.txt is -L 1 -o out.txt): every letter of every option word counts.
+  tree: { forbiddenShort: 'oR' },
   file: { forbiddenShort: 'C', forbiddenLong: ['--compile'], shortWithValue: 'eFmfP', abbreviated: true },
   uniq: { maxOperands: 1, shortWithValue: 'fsw', operandsWhy: 'a second operand is the file uniq writes' },
   xxd: { maxOperands: 1, shortWithValue: 'cglosn', operandsWhy: 'a second operand is the file xxd writes' },
-  date: { forbiddenShort: 's', forbiddenLong: ['--set'], shortWithValue: 'dfrI', abbreviated: true },
+  date: { forbiddenShort: 's', forbiddenLong: ['--set'], shortWithValue: 'dfr', shortWithAttachedValue: 'I', abbreviated: true },
   hostname: { forbiddenShort: 'Fb', forbiddenLong: ['--file', '--boot'], maxOperands: 0, operandsWhy: 'an operand sets the host name', abbreviated: true },
   printf: { forbiddenShort: 'v' },
 };

@@ -26,7 +26,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
 
 export type Unwrapped = { readonly inner: readonly Word[] } | { readonly problem: string };
 
-/** The command a wrapper runs, after its own options; xargs without one runs echo. */
+/** The command a wrapper runs, after its own options (empty when it names none). */
 export function unwrap(name: string, spec: WrapperSpec, args: readonly Word[]): Unwrapped {
   let index = 0;
   let operands = spec.operands ?? 0;
@@ -53,9 +53,7 @@ export function unwrap(name: string, spec: WrapperSpec, args: readonly Word[]): 
       return { problem: `${name} ${text}: an option this check does not know` };
     }
   }
-  const inner = args.slice(index);
-  if (inner.length === 0 && name === 'xargs') return { inner: [{ kind: 'static', text: 'echo' }] };
-  return { inner };
+  return { inner: args.slice(index) };
 }
 
 const reasons = (names: readonly string[], why: string): [string, string][] => names.map((name) => [name, `${name} ${why}`]);
