@@ -382,6 +382,14 @@ describe("network through bash's /dev/tcp and /dev/udp", () => {
   ]);
 });
 
+describe("gawk's /inet files are network connections", () => {
+  check([
+    ["awk '{print}' /inet/tcp/0/127.0.0.1/22", 'high', false, 'gawk opens /inet files as network connections'],
+    ["ls | xargs awk '{print}'", 'high', false, "its input names files, which may be gawk's /inet network connections"],
+    ["awk '{print}' README.md", 'low', true, 'awk program only reads'],
+  ]);
+});
+
 describe('option tables read clusters as the command does', () => {
   check([
     ['date -I --set=2020-01-01', 'high', false, 'date --set=2020-01-01: not read-only'],
@@ -415,6 +423,9 @@ describe('builtins that change how the rest of the line runs', () => {
     ['enable -f ./x.so x', 'high', false, 'enable is not a known'],
     ["trap 'id' DEBUG", 'high', false, 'trap changes the state of the shell'],
     ['alias ls=id', 'high', false, 'alias changes the state of the shell'],
+    ['command -p ls', 'high', false, 'command -p: an option this check does not know'],
+    ['builtin echo x', 'high', false, 'builtin runs a shell builtin by name'],
+    ['cd - && echo x > y', 'high', false, 'is relative to a directory a cd left unknown'],
   ]);
 });
 

@@ -411,7 +411,8 @@ class LineWalk {
   }
 
   private cd(args: readonly Word[], scope: Scope): Tier {
-    const target = args.length === 1 && args[0] !== undefined ? this.settings.roots.directory(args[0], scope.cwd) : null;
+    // `cd -` goes back to $OLDPWD, which this check does not follow.
+    const target = args.length === 1 && args[0] !== undefined && args[0].text !== '-' ? this.settings.roots.directory(args[0], scope.cwd) : null;
     scope.cwd = target;
     return this.note({ tier: 'low', readOnly: true, reason: 'cd only changes the directory' });
   }

@@ -65,7 +65,10 @@ function awkVerdict(name: string, args: readonly Word[], argumentsFromInput: boo
   if (program === undefined || program.kind !== 'static') return high(`${name}: the program is not visible in the command`);
   const danger = AWK_DANGERS.find((part) => program.text.includes(part));
   if (danger !== undefined) return high(`${name} program contains \`${danger}\`: it may run commands or write files`);
-  if (argumentsFromInput) return { tier: 'low', readOnly: true, reason: `${name} only reads (input names files)` };
+  // gawk opens a file named /inet/tcp/… or /inet/udp/… as a network connection.
+  if (argumentsFromInput) return high(`${name}: its input names files, which may be gawk's /inet network connections`);
+  const network = args.slice(index + 1).find((word) => word.text.startsWith('/inet'));
+  if (network !== undefined) return high(`${name} ${network.text}: gawk opens /inet files as network connections`);
   return { tier: 'low', readOnly: true, reason: `${name} program only reads` };
 }
 

@@ -10,8 +10,8 @@ export interface WrapperSpec {
 }
 
 export const WRAPPERS: Readonly<Record<string, WrapperSpec>> = {
-  command: { flags: ['-p'] },
-  builtin: {},
+  // command -p searches a PATH of its own: an option this check does not know, so high.
+  command: {},
   exec: {},
   env: {},
   nice: { valueOptions: ['-n', '--adjustment'] },
@@ -70,6 +70,7 @@ export const KNOWN_HIGH: ReadonlyMap<string, string> = new Map([
   ...reasons(['source', '.'], 'runs a script inside this shell'),
   ...reasons(['alias', 'hash', 'set', 'shopt', 'trap', 'read', 'mapfile', 'readarray', 'ulimit', 'umask', 'pushd', 'popd'], 'changes the state of the shell'),
   ...reasons(['coproc'], 'starts a coprocess in the background'),
+  ...reasons(['builtin'], 'runs a shell builtin by name, past any function of that name'),
 ]);
 
 /** Programs that run code they read: fed by a here-string or heredoc, the code is the input. */
@@ -80,7 +81,7 @@ export const INTERPRETERS = new Set([
 /** Shells whose -c option runs a command line. */
 export const SHELLS = new Set(['bash', 'sh', 'dash', 'zsh', 'ksh', 'mksh', 'fish']);
 /** Commands whose later arguments are a command run by them (for deny rules). */
-export const LAUNCHERS = new Set(['sudo', 'doas', 'pkexec', 'run0', 'nohup', 'setsid', 'strace', 'ltrace', 'chroot', 'unshare', 'ionice', 'chrt', 'taskset', 'flock']);
+export const LAUNCHERS = new Set(['builtin', 'sudo', 'doas', 'pkexec', 'run0', 'nohup', 'setsid', 'strace', 'ltrace', 'chroot', 'unshare', 'ionice', 'chrt', 'taskset', 'flock']);
 
 /** Commands whose arguments hold another command line or command. */
 export const RUNS_OTHERS: ReadonlySet<string> = new Set([...SHELLS, ...LAUNCHERS, ...Object.keys(WRAPPERS), 'eval', 'su', 'watch', 'find', 'fd']);
