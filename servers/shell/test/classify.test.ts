@@ -357,6 +357,10 @@ describe('substitutions the grammar reads as plain text', () => {
     ['echo ${x:-`id`}', 'high', false, 'holds a substitution the parser does not show'],
     ['echo "${x:-`id`}"', 'high', false, 'holds a substitution the parser does not show'],
     ["echo '`id`' \\`id\\` \"\\$(id)\"", 'low', true, 'echo only reads'],
+    ['echo "${x:-\'`id`\'}"', 'high', false, 'is not quoted inside "…": its substitution runs'],
+    ['echo "${x:-$\'$(id)\'}"', 'high', false, 'is not quoted inside "…": its substitution runs'],
+    ["echo ${x:-'`id`'}", 'low', true, 'echo only reads'],
+    ['echo ${x/`id`/y} ${x#`id`} ${x[`id`]}', 'high', false, 'holds a substitution the parser does not show'],
   ]);
 });
 

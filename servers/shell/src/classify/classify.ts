@@ -3,7 +3,7 @@ import type { Node, Parser } from 'web-tree-sitter';
 import { gitVerdict } from './git.js';
 import { hiddenCode, testEvaluation } from './hidden-code.js';
 import { loadBashParser } from './parser.js';
-import { insideGitFolder, networkDevice, Roots } from './paths.js';
+import { networkDevice, Roots } from './paths.js';
 import { projectVerdict } from './project-commands.js';
 import { readOnlyVerdict, sedCall } from './read-only-commands.js';
 import { allows, denyMatch, matchesPrefix, readRule, type CommandRule } from './rules.js';
@@ -306,7 +306,7 @@ class LineWalk {
     this.readOnly = false;
     if (place.where === 'unknown') return this.note(high(`redirect target: ${place.why}`));
     if (place.where === 'outside') return this.note(high(`redirect to ${place.path} outside the roots`));
-    if (insideGitFolder(place.path)) return this.note(high(`redirect writes ${place.path}: writes inside .git: hooks and config run programs later`));
+    if (place.where === 'inside' && place.gitFolder) return this.note(high(`redirect writes ${place.path}: writes inside .git: hooks and config run programs later`));
     return maxTier(tier, this.note({ tier: 'medium', readOnly: false, reason: `redirect writes ${place.path} inside the roots` }));
   }
 

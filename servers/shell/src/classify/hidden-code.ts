@@ -28,6 +28,10 @@ export function hiddenCode(root: Node, line: string): string | undefined {
     for (const node of root.descendantsOfType(QUOTED_TEXT)) {
       if (node !== null && hidesSubstitution(node.text, false)) return `\`${node.text}\` holds a substitution the parser does not show`;
     }
+    // In "${x:-'…'}" the single quotes are plain characters: what is between them still runs.
+    for (const node of root.descendantsOfType(['raw_string', 'ansi_c_string'])) {
+      if (node !== null && withinDoubleQuotes(node) && hidesSubstitution(node.text, false)) return `\`${node.text}\` is not quoted inside "…": its substitution runs`;
+    }
   }
   if (line.includes('$')) {
     for (const node of root.descendantsOfType(['expansion', 'special_variable_name', 'subscript'])) {
@@ -83,6 +87,15 @@ function evaluatedTest(test: Node): string | undefined {
     }
   }
   return undefined;
+}
+
+/** Whether the nearest enclosing string or substitution is a double-quoted string. */
+function withinDoubleQuotes(node: Node): boolean {
+  for (let parent = node.parent; parent !== null; parent = parent.parent) {
+    if (parent.type === 'string') return true;
+    if (parent.type === 'command_substitution' || parent.type === 'process_substitution') return false;
+  }
+  return false;
 }
 
 function isGlob(text: string): boolean {

@@ -6,7 +6,9 @@ import type { Word } from './types.js';
 const HARMLESS_TARGETS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/fd/1', '/dev/fd/2']);
 
 export type Place =
-  | { readonly where: 'inside' | 'harmless'; readonly path: string }
+  /** `gitFolder`: the path lies in (or is) a `.git` folder below its root, where hooks and config run programs later. */
+  | { readonly where: 'inside'; readonly path: string; readonly gitFolder: boolean }
+  | { readonly where: 'harmless'; readonly path: string }
   | { readonly where: 'outside' | 'root'; readonly path: string }
   | { readonly where: 'unknown'; readonly why: string };
 
@@ -27,7 +29,8 @@ export class Roots {
     const absolute = realOrLexical(resolve(cwd ?? '/', path));
     // A glob names what is inside its directory, so `rm *` at a root stays inside it.
     const inside = (root: string) => absolute.startsWith(withSep(root)) || (word.kind === 'glob' && absolute === root);
-    if (this.real.some(inside)) return { where: 'inside', path: absolute };
+    const root = this.real.find(inside);
+    if (root !== undefined) return { where: 'inside', path: absolute, gitFolder: absolute.slice(root.length).split(sep).includes('.git') };
     if (this.real.includes(absolute)) return { where: 'root', path: absolute };
     return { where: 'outside', path: absolute };
   }
@@ -48,11 +51,6 @@ function staticPath(word: Word): string | undefined {
   if (word.kind !== 'glob' || word.text.slice(word.staticPrefix.length).split('/').includes('..')) return undefined;
   const slash = word.staticPrefix.lastIndexOf('/');
   return slash < 0 ? '.' : word.staticPrefix.slice(0, slash + 1) || '/';
-}
-
-/** Whether an absolute path lies in (or is) a `.git` folder: hooks and config there run programs later. */
-export function insideGitFolder(path: string): boolean {
-  return path.split(sep).includes('.git');
 }
 
 /** bash itself opens a socket for a redirect from or to /dev/tcp/HOST/PORT or /dev/udp/HOST/PORT. */

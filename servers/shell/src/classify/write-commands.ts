@@ -1,4 +1,4 @@
-import { insideGitFolder, type Place } from './paths.js';
+import type { Place } from './paths.js';
 import { high, type Verdict, type Word } from './types.js';
 
 interface WriteSpec {
@@ -83,7 +83,7 @@ export function writesInsideRoots(what: string, paths: readonly Word[], removes:
     if (where.where === 'unknown') return high(`${what}: ${where.why}`);
     if (where.where === 'outside') return high(`${what} writes ${where.path} outside the roots`);
     if (where.where === 'root' && removes) return high(`${what} would remove or move the root ${where.path}`);
-    if (insideGitFolder(where.path)) return high(`${what} writes ${where.path}: writes inside .git: hooks and config run programs later`);
+    if (where.where === 'inside' && where.gitFolder) return high(`${what} writes ${where.path}: writes inside .git: hooks and config run programs later`);
   }
   return { tier: 'medium', readOnly: false, reason: `${what} writes inside the roots` };
 }
