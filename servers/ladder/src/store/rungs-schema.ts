@@ -1,0 +1,64 @@
+import type { Db } from './database.js';
+import { ensureMigrationsTable } from './lanes-schema.js';
+
+const COMPONENT = 'rungs';
+
+/** bm25 weights per rung_search column: a term in the summary counts most, then the path, then the body. */
+export const SEARCH_WEIGHTS = { summary: 8, body: 1, path: 4, repo: 0 } as const;
+
+/** Each step runs once, in order, in its own BEGIN IMMEDIATE transaction together with its record. */
+const RUNGS_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE rungs (
+    id INTEGER PRIMARY KEY,
+    repo TEXT NOT NULL,
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL CHECK (kind IN ('repo','directory','file','release','changeset')),
+    commit_id TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    body TEXT,
+    revision INTEGER NOT NULL CHECK (revision >= 1),
+    author TEXT NOT NULL,
+    written_at INTEGER NOT NULL,
+    UNIQUE (repo, path)
+  ) STRICT;
+
+  -- Every write, the current one included, so history needs no second source.
+  CREATE TABLE rung_revisions (
+    rung_id INTEGER NOT NULL REFERENCES rungs (id),
+    revision INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    commit_id TEXT NOT NULL,
+    object_id TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    body TEXT,
+    author TEXT NOT NULL,
+    written_at INTEGER NOT NULL,
+    PRIMARY KEY (rung_id, revision)
+  ) STRICT, WITHOUT ROWID;
+
+  -- rowid = rungs.id. A table with its own copy of the text (not external content), so one
+  -- repository's rows can be rebuilt without touching the others.
+  CREATE VIRTUAL TABLE rung_search USING fts5 (
+    summary, body, path, repo UNINDEXED,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+  INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repo})');`,
+];
+
+/** Creates rungs, rung_revisions and rung_search; safe to call on every open, from any process. */
+export function migrateRungs(db: Db, now: number = Date.now()): void {
+  ensureMigrationsTable(db);
+  const applied = db.prepare('SELECT version FROM schema_migrations WHERE component = ?').pluck();
+  const record = db.prepare('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)');
+  RUNGS_MIGRATIONS.forEach((sql, index) => {
+    const version = index + 1;
+    // Checked again inside the write lock: two processes opening a new file at once both see the
+    // step missing, but only the first to take the lock applies it.
+    db.transaction(() => {
+      if ((applied.all(COMPONENT) as number[]).includes(version)) return;
+      db.exec(sql);
+      record.run(COMPONENT, version, now);
+    }).immediate();
+  });
+}
