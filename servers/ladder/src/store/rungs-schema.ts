@@ -1,5 +1,4 @@
 import type { Db } from './database.js';
-import { ensureMigrationsTable } from './lanes-schema.js';
 
 const COMPONENT = 'rungs';
 
@@ -45,6 +44,20 @@ const RUNGS_MIGRATIONS: readonly string[] = [
   );
   INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repo})');`,
 ];
+
+/**
+ * The migrations table shared with the lanes store (lanes-schema.ts creates the same one): one row
+ * per (component, version), so each store numbers its own steps. Repeated here so the rungs store
+ * does not depend on the lanes store's module; both statements must stay identical.
+ */
+function ensureMigrationsTable(db: Db): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    component TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    applied_at INTEGER NOT NULL,
+    PRIMARY KEY (component, version)
+  ) STRICT`);
+}
 
 /** Creates rungs, rung_revisions and rung_search; safe to call on every open, from any process. */
 export function migrateRungs(db: Db, now: number = Date.now()): void {
