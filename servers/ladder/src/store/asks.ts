@@ -1,0 +1,438 @@
+import { ToolError } from '@bulkhead/core';
+import type { Answer, AskKinds, Scope } from './ask-kinds.js';
+import type { Clock, Db } from './database.js';
+import { immediate } from './database.js';
+import { isoTime, isoTimeOrNull, newId, toHistoryEvent, type EventRow } from './records.js';
+import type { SqliteLanes } from './lanes.js';
+import type { SqliteRoles } from './roles.js';
+import type { AnswerInput, Ask, AskState, AskWithHistory, Claim, ClaimableAsk, ClaimOptions, PostAskInput, PostedAsk } from './work-queue.js';
+import { answerInput, claimOptions, idSchemas, postAskInput } from './work-queue.js';
+
+interface AskRow {
+  id: string;
+  lane_id: string;
+  kind: string;
+  title: string;
+  body: string;
+  payload: string;
+  priority: number;
+  posted_by: string;
+  assignee: string | null;
+  idempotency_key: string | null;
+  state: AskState;
+  holder: string | null;
+  lease_until: number | null;
+  fence: number;
+  attempts: number;
+  max_attempts: number;
+  answer: Answer | null;
+  answer_note: string | null;
+  answered_by: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface DependencyRow {
+  id: string;
+  state: AskState;
+  answer: Answer | null;
+}
+
+export interface AskSettings {
+  leaseMs: number;
+  maxAttempts: number;
+}
+
+/** Lanes whose asks can be claimed; a paused lane keeps its queue but hands nothing out. */
+const WORKING_LANE_STATES = new Set(['proposed', 'active']);
+
+/**
+ * The conditions under which ask `a` can be taken by a new claim, shared by the claim statements
+ * and the query so they can never disagree: open (or claimed with a lapsed lease) with attempts
+ * left, assigned to nobody or to the caller, and every dependency answered complete or grant.
+ */
+const NEWLY_CLAIMABLE = `
+  ((a.state = 'open' OR (a.state = 'claimed' AND a.lease_until < @now)) AND a.attempts < a.max_attempts)
+  AND (a.assignee IS NULL OR a.assignee = @actor)
+  AND NOT EXISTS (
+    SELECT 1 FROM ask_dependencies d JOIN asks dep ON dep.id = d.depends_on
+    WHERE d.ask_id = a.id AND NOT (dep.state = 'answered' AND dep.answer IN ('complete', 'grant')))`;
+
+/** The caller already holds a live lease: claiming again extends it. */
+const RENEWAL = `(a.state = 'claimed' AND a.holder = @actor AND a.lease_until >= @now)`;
+
+/**
+ * The Ask queue. Every write is one short BEGIN IMMEDIATE transaction whose decisive step is one
+ * guarded UPDATE … RETURNING: two processes can never both take an ask, because the second one's
+ * guard no longer matches when it gets the write lock.
+ */
+export class SqliteAsks {
+  private readonly statements;
+
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly lanes: SqliteLanes,
+    private readonly roles: SqliteRoles,
+    private readonly kinds: AskKinds,
+    private readonly settings: AskSettings,
+  ) {
+    this.statements = {
+      insert: db.prepare(
+        `INSERT INTO asks (id, lane_id, kind, title, body, payload, priority, posted_by, assignee, idempotency_key, state, max_attempts, created_at, updated_at)
+         VALUES (@id, @lane_id, @kind, @title, @body, @payload, @priority, @posted_by, @assignee, @idempotency_key, 'open', @max_attempts, @now, @now)`,
+      ),
+      insertDependency: db.prepare('INSERT OR IGNORE INTO ask_dependencies (ask_id, depends_on) VALUES (?, ?)'),
+      insertEvent: db.prepare('INSERT INTO ask_events (ask_id, at, actor, type, fence, detail) VALUES (?, ?, ?, ?, ?, ?)'),
+      select: db.prepare<[string], AskRow>('SELECT * FROM asks WHERE id = ?'),
+      selectByKey: db.prepare<[string, string, string], AskRow>('SELECT * FROM asks WHERE lane_id = ? AND posted_by = ? AND idempotency_key = ?'),
+      selectByLane: db.prepare<[string, string | null, number], AskRow>(
+        'SELECT * FROM asks WHERE lane_id = ? AND (?2 IS NULL OR state = ?2) ORDER BY priority, created_at, rowid LIMIT ?3',
+      ),
+      dependencies: db.prepare<[string], DependencyRow>(
+        'SELECT dep.id, dep.state, dep.answer FROM ask_dependencies d JOIN asks dep ON dep.id = d.depends_on WHERE d.ask_id = ? ORDER BY dep.rowid',
+      ),
+      dependsOn: db.prepare<[string], string>('SELECT depends_on FROM ask_dependencies WHERE ask_id = ?').pluck(),
+      laneRepoOfAsk: db.prepare<[string], { repo: string }>('SELECT l.repo FROM asks a JOIN lanes l ON l.id = a.lane_id WHERE a.id = ?'),
+      events: db.prepare<[string], EventRow & { fence: number | null }>('SELECT seq, at, actor, type, fence, detail FROM ask_events WHERE ask_id = ? ORDER BY seq'),
+      claim: db.prepare<{ id: string; actor: string; now: number; lease_until: number }, AskRow>(
+        `UPDATE asks AS a SET
+           fence = CASE WHEN ${RENEWAL} THEN a.fence ELSE a.fence + 1 END,
+           attempts = CASE WHEN ${RENEWAL} THEN a.attempts ELSE a.attempts + 1 END,
+           state = 'claimed', holder = @actor, lease_until = @lease_until, updated_at = @now
+         WHERE a.id = @id AND (${RENEWAL} OR (${NEWLY_CLAIMABLE}))
+         RETURNING *`,
+      ),
+      claimable: db.prepare<{ lane_id: string; kinds: string; actor: string; now: number; limit: number }, AskRow>(
+        `SELECT a.* FROM asks a
+         WHERE a.lane_id = @lane_id AND a.state IN ('open', 'claimed') AND a.kind IN (SELECT value FROM json_each(@kinds)) AND ${NEWLY_CLAIMABLE}
+         ORDER BY a.priority, a.created_at, a.rowid LIMIT @limit`,
+      ),
+      release: db.prepare<[number, string, number], Pick<AskRow, 'state'>>(
+        `UPDATE asks SET state = CASE WHEN attempts >= max_attempts THEN 'expired' ELSE 'open' END, holder = NULL, lease_until = NULL, updated_at = ?
+         WHERE id = ? AND state = 'claimed' AND fence = ? RETURNING state`,
+      ),
+      answer: db.prepare<{ id: string; fence: number; actor: string; answer: Answer; note: string | null; now: number }>(
+        `UPDATE asks SET state = 'answered', answer = @answer, answer_note = @note, answered_by = @actor, lease_until = NULL, updated_at = @now
+         WHERE id = @id AND state = 'claimed' AND fence = @fence AND holder = @actor`,
+      ),
+      expire: db.prepare<[number, string]>(`UPDATE asks SET state = 'expired', holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`),
+      cancel: db.prepare<[number, string]>(`UPDATE asks SET state = 'cancelled', lease_until = NULL, updated_at = ? WHERE id = ? AND state IN ('open', 'claimed')`),
+    };
+  }
+
+  post(input: PostAskInput, actor: string): PostedAsk {
+    const ask = postAskInput.parse(input);
+    const kind = this.kinds.require(ask.kind);
+    return immediate(this.db, () => {
+      const lane = this.lanes.row(ask.lane_id);
+      if (ask.idempotency_key !== undefined) {
+        const earlier = this.statements.selectByKey.get(lane.id, actor, ask.idempotency_key);
+        if (earlier) return { ask: this.toAsk(earlier), replayed: true };
+      }
+      if (lane.state === 'done' || lane.state === 'abandoned') throw new ToolError(`${lane.id} is ${lane.state}; post the ask in a working lane or propose a new one`, 'conflict');
+      const dependsOn = [...new Set(ask.depends_on)];
+      for (const dependency of dependsOn) this.requireDependency(dependency, lane.repo);
+      // A fresh id has no dependents yet, so these edges cannot close a cycle; addDependencies is
+      // the one path that links existing asks and checks for cycles.
+      const id = newId('ask');
+      const now = this.clock();
+      this.statements.insert.run({
+        id,
+        lane_id: lane.id,
+        kind: kind.name,
+        title: ask.title,
+        body: ask.body,
+        payload: JSON.stringify(ask.payload),
+        priority: ask.priority,
+        posted_by: actor,
+        assignee: ask.assignee ?? null,
+        idempotency_key: ask.idempotency_key ?? null,
+        max_attempts: ask.max_attempts ?? this.settings.maxAttempts,
+        now,
+      });
+      for (const dependency of dependsOn) this.statements.insertDependency.run(id, dependency);
+      this.event(id, now, actor, 'posted', null, { kind: kind.name, priority: ask.priority, depends_on: dependsOn });
+      return { ask: this.toAsk(this.row(id)), replayed: false };
+    });
+  }
+
+  addDependencies(askId: string, dependsOn: string[], actor: string): Ask {
+    const added = [...new Set(dependsOn.map((id) => idSchemas.askId.parse(id)))];
+    return immediate(this.db, () => {
+      const row = this.row(askId);
+      const lane = this.lanes.row(row.lane_id);
+      if (row.posted_by !== actor) this.roles.requireScope(lane.repo, lane.id, actor, 'coordinator', `adding dependencies to ${row.id} (posted by ${row.posted_by})`);
+      if (row.state !== 'open') throw new ToolError(`${row.id} is ${row.state}; dependencies can only be added to an open ask`, 'conflict');
+      for (const dependency of added) {
+        this.requireDependency(dependency, lane.repo);
+        const cycle = this.pathBetween(dependency, row.id);
+        if (cycle) throw new ToolError(`${row.id} cannot depend on ${dependency}: that would close a cycle (${[row.id, ...cycle].join(' → ')})`, 'cycle');
+        this.statements.insertDependency.run(row.id, dependency);
+      }
+      this.event(row.id, this.clock(), actor, 'dependencies_added', null, { depends_on: added });
+      return this.toAsk(this.row(row.id));
+    });
+  }
+
+  get(askId: string): AskWithHistory {
+    const row = this.row(askId);
+    const history = this.statements.events.all(row.id).map((event) => ({ ...toHistoryEvent(event), fence: event.fence }));
+    return { ...this.toAsk(row), history };
+  }
+
+  list(laneId: string, options: { state?: AskState; limit?: number } = {}): Ask[] {
+    const lane = this.lanes.row(laneId);
+    return this.statements.selectByLane.all(lane.id, options.state ?? null, options.limit ?? 100).map((row) => this.toAsk(row));
+  }
+
+  queryClaimable(laneId: string, actor: string, options: { kind?: string; limit?: number } = {}): ClaimableAsk[] {
+    const lane = this.lanes.row(laneId);
+    this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
+    const scopes = this.roles.scopes(lane.repo, lane.id, actor);
+    const kinds = this.kindsFor(scopes, options.kind);
+    const now = this.clock();
+    const rows = this.statements.claimable.all({ lane_id: lane.id, kinds: JSON.stringify(kinds), actor, now, limit: options.limit ?? 20 });
+    return rows.map((row) => {
+      const ask = this.toAsk(row);
+      const scope = this.kinds.require(row.kind).scope;
+      const taken = row.state === 'claimed' ? `the lease of ${row.holder} (fence ${row.fence}) lapsed at ${isoTime(row.lease_until ?? 0)}` : 'open';
+      const dependencies = ask.depends_on.length > 0 ? `its dependencies ${ask.depends_on.join(', ')} are answered` : 'it has no dependencies';
+      return { ask, why: `${taken}; ${dependencies}; ${row.kind} needs ${scope} scope, which you hold` };
+    });
+  }
+
+  claim(askId: string, actor: string, options: ClaimOptions = {}): Claim {
+    const { lease_seconds } = claimOptions.parse(options);
+    const outcome = immediate(this.db, (): Claim | ToolError => {
+      const before = this.row(askId);
+      const lane = this.lanes.row(before.lane_id);
+      this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
+      this.roles.requireScope(lane.repo, lane.id, actor, this.kinds.require(before.kind).scope, `claiming ${before.id} (${before.kind})`);
+      const now = this.clock();
+      const leaseUntil = now + (lease_seconds === undefined ? this.settings.leaseMs : lease_seconds * 1000);
+      const claimed = this.statements.claim.get({ id: before.id, actor, now, lease_until: leaseUntil });
+      if (!claimed) return this.refuseClaim(before, actor, now);
+      return this.recordClaim(before, claimed, actor, now);
+    });
+    if (outcome instanceof ToolError) throw outcome;
+    return outcome;
+  }
+
+  claimNext(laneId: string, actor: string, options: ClaimOptions & { kind?: string } = {}): Claim | undefined {
+    const { kind, ...lease } = options;
+    const { lease_seconds } = claimOptions.parse(lease);
+    return immediate(this.db, () => {
+      const lane = this.lanes.row(laneId);
+      this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
+      const kinds = this.kindsFor(this.roles.scopes(lane.repo, lane.id, actor), kind);
+      const now = this.clock();
+      const leaseUntil = now + (lease_seconds === undefined ? this.settings.leaseMs : lease_seconds * 1000);
+      // The pick and the claim share one write transaction, so the pick cannot go stale; the
+      // claim statement's guard is kept anyway so the two paths cannot drift apart.
+      const [candidate] = this.statements.claimable.all({ lane_id: lane.id, kinds: JSON.stringify(kinds), actor, now, limit: 1 });
+      if (!candidate) return undefined;
+      const claimed = this.statements.claim.get({ id: candidate.id, actor, now, lease_until: leaseUntil });
+      if (!claimed) throw new ToolError(`${candidate.id} changed while claiming; try again`, 'conflict');
+      return this.recordClaim(candidate, claimed, actor, now);
+    });
+  }
+
+  release(askId: string, fence: number, actor: string): Ask {
+    return immediate(this.db, () => {
+      const row = this.row(askId);
+      this.requireHold(row, fence, actor, 'release');
+      const now = this.clock();
+      const released = this.statements.release.get(now, row.id, fence);
+      if (!released) throw new ToolError(`${row.id} changed while releasing; read it again`, 'conflict');
+      this.event(row.id, now, actor, 'released', fence, {});
+      if (released.state === 'expired') this.event(row.id, now, actor, 'expired', fence, { reason: `${row.attempts} of ${row.max_attempts} attempts used` });
+      return this.toAsk(this.row(row.id));
+    });
+  }
+
+  answer(input: AnswerInput, actor: string): Ask {
+    const answer = answerInput.parse(input);
+    return immediate(this.db, () => {
+      const row = this.row(answer.ask_id);
+      this.requireHold(row, answer.fence, actor, 'answer');
+      const kind = this.kinds.require(row.kind);
+      if (!kind.answers.includes(answer.answer)) {
+        throw new ToolError(`a ${kind.name} ask is answered with ${kind.answers.join(' or ')}, not ${answer.answer}`, 'invalid');
+      }
+      const lane = this.lanes.row(row.lane_id);
+      // Checked again at answer time: a role revoked while the ask was held no longer answers it.
+      this.roles.requireScope(lane.repo, lane.id, actor, kind.scope, `answering ${row.id} (${kind.name})`);
+      const now = this.clock();
+      const changed = this.statements.answer.run({ id: row.id, fence: answer.fence, actor, answer: answer.answer, note: answer.note ?? null, now }).changes;
+      if (changed !== 1) throw new ToolError(`${row.id} changed while answering; read it again`, 'conflict');
+      this.event(row.id, now, actor, 'answered', answer.fence, { answer: answer.answer, note: answer.note ?? null });
+      return this.toAsk(this.row(row.id));
+    });
+  }
+
+  cancel(askId: string, actor: string, reason = ''): Ask {
+    return immediate(this.db, () => {
+      const row = this.row(askId);
+      const lane = this.lanes.row(row.lane_id);
+      if (row.posted_by !== actor) this.roles.requireScope(lane.repo, lane.id, actor, 'coordinator', `cancelling ${row.id} (posted by ${row.posted_by})`);
+      const now = this.clock();
+      if (this.statements.cancel.run(now, row.id).changes !== 1) throw new ToolError(`${row.id} is ${row.state}; only open or claimed asks can be cancelled`, 'conflict');
+      this.event(row.id, now, actor, 'cancelled', null, { reason, holder: row.state === 'claimed' ? row.holder : null });
+      return this.toAsk(this.row(row.id));
+    });
+  }
+
+  private recordClaim(before: Pick<AskRow, 'state' | 'holder' | 'fence' | 'lease_until'>, claimed: AskRow, actor: string, now: number): Claim {
+    const renewed = claimed.fence === before.fence && before.state === 'claimed';
+    const detail: Record<string, unknown> = { lease_until: isoTime(claimed.lease_until ?? now) };
+    if (!renewed && before.state === 'claimed') Object.assign(detail, { superseded_fence: before.fence, previous_holder: before.holder });
+    this.event(claimed.id, now, actor, renewed ? 'renewed' : 'claimed', claimed.fence, detail);
+    return { ask: this.toAsk(claimed), fence: claimed.fence, lease_until: isoTime(claimed.lease_until ?? now), renewed };
+  }
+
+  /**
+   * Why the claim statement matched nothing, in words the agent can act on. An ask whose lease
+   * lapsed with no attempts left is expired here, inside the claim's transaction, and the refusal
+   * is returned rather than thrown so that the expiry commits.
+   */
+  private refuseClaim(row: AskRow, actor: string, now: number): ToolError {
+    if (row.state === 'answered') return new ToolError(`${row.id} was already answered ${row.answer} by ${row.answered_by}; nothing to claim`, 'conflict');
+    if (row.state === 'cancelled' || row.state === 'expired') return new ToolError(`${row.id} is ${row.state}; nothing to claim`, 'conflict');
+    if (row.assignee !== null && row.assignee !== actor) return new ToolError(`${row.id} is assigned to ${row.assignee}; only they may claim it`, 'forbidden');
+    if (row.state === 'claimed' && (row.lease_until ?? 0) >= now) {
+      return new ToolError(`${row.id} is claimed by ${row.holder} until ${isoTime(row.lease_until ?? 0)} (fence ${row.fence}); pick another ask from ask_query_claimable`, 'claimed');
+    }
+    const { waiting, blocked } = splitDependencies(this.statements.dependencies.all(row.id));
+    if (blocked.length > 0) {
+      return new ToolError(`${row.id} is blocked by ${blocked.map(describeDependency).join(', ')}; it will not become claimable by itself — cancel it or repost it without that dependency`, 'blocked');
+    }
+    if (waiting.length > 0) return new ToolError(`${row.id} is waiting on ${waiting.map(describeDependency).join(', ')}; claim it once those are answered complete or grant`, 'waiting');
+    if (row.attempts >= row.max_attempts) {
+      this.statements.expire.run(now, row.id);
+      this.event(row.id, now, actor, 'expired', row.fence, { reason: `the lease of ${row.holder} lapsed and all ${row.max_attempts} attempts are used` });
+      return new ToolError(`${row.id} expired: all ${row.max_attempts} attempts were used without an answer`, 'expired');
+    }
+    return new ToolError(`${row.id} could not be claimed; read it with ask_query_claimable and try again`, 'conflict');
+  }
+
+  /** Refuses a release or answer from anyone but the current holder with the current fence. */
+  private requireHold(row: AskRow, fence: number, actor: string, doing: 'release' | 'answer'): void {
+    const yours = `your claim (fence ${fence})`;
+    switch (row.state) {
+      case 'answered':
+        throw new ToolError(`${row.id} was already answered ${row.answer} by ${row.answered_by}; nothing to ${doing}`, 'conflict');
+      case 'cancelled':
+      case 'expired':
+        throw new ToolError(`${row.id} is ${row.state}; nothing to ${doing}`, 'conflict');
+      case 'open':
+        throw new ToolError(`${row.id} is open again: ${yours} ended (released or lapsed and taken back); claim it again before you ${doing}`, 'stale_fence');
+      case 'claimed':
+        if (fence < row.fence) {
+          throw new ToolError(`${row.id} is claimed by ${row.holder} until ${isoTime(row.lease_until ?? 0)}; ${yours} was superseded by fence ${row.fence}`, 'stale_fence');
+        }
+        if (fence > row.fence) throw new ToolError(`${row.id} has no claim with fence ${fence}; its current fence is ${row.fence}`, 'stale_fence');
+        // The holder may still answer after the lease lapsed, as long as nobody claimed it since:
+        // the fence, not the clock, decides whose work counts.
+        if (row.holder !== actor) throw new ToolError(`${row.id} is held by ${row.holder} (fence ${row.fence}), not ${actor}`, 'forbidden');
+    }
+  }
+
+  private requireWorkingLane(laneId: string, state: string, coordinator: string): void {
+    if (!WORKING_LANE_STATES.has(state)) {
+      const next = state === 'paused' ? `ask its coordinator ${coordinator} to resume it` : 'nothing more is handed out';
+      throw new ToolError(`${laneId} is ${state}; ${next}`, 'conflict');
+    }
+  }
+
+  private kindsFor(scopes: ReadonlySet<Scope>, kind: string | undefined): string[] {
+    if (kind === undefined) return this.kinds.namesInScopes(scopes);
+    const wanted = this.kinds.require(kind);
+    if (!scopes.has(wanted.scope)) throw new ToolError(`${kind} asks need ${wanted.scope} scope, which you do not hold on this lane`, 'forbidden');
+    return [wanted.name];
+  }
+
+  private requireDependency(dependency: string, repo: string): void {
+    const found = this.statements.laneRepoOfAsk.get(dependency);
+    if (!found) throw new ToolError(`no ask ${dependency}; depends_on must name asks already posted`, 'not_found');
+    if (found.repo !== repo) throw new ToolError(`${dependency} is in ${found.repo}, not ${repo}; dependencies stay within one repo`, 'invalid');
+  }
+
+  /** A dependency path from `from` to `to` (excluding `from`), or undefined: breadth first, so the shortest. */
+  private pathBetween(from: string, to: string): string[] | undefined {
+    const cameFrom = new Map<string, string | null>([[from, null]]);
+    const queue = [from];
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+      if (next === to) {
+        const path: string[] = [];
+        for (let step: string | null | undefined = next; step; step = cameFrom.get(step)) path.unshift(step);
+        return path;
+      }
+      for (const dependency of this.statements.dependsOn.all(next)) {
+        if (cameFrom.has(dependency)) continue;
+        cameFrom.set(dependency, next);
+        queue.push(dependency);
+      }
+    }
+    return undefined;
+  }
+
+  private event(askId: string, at: number, actor: string, type: string, fence: number | null, detail: Record<string, unknown>): void {
+    this.statements.insertEvent.run(askId, at, actor, type, fence, JSON.stringify(detail));
+  }
+
+  private row(askId: string): AskRow {
+    const parsed = idSchemas.askId.safeParse(askId);
+    const row = parsed.success ? this.statements.select.get(askId) : undefined;
+    if (!row) throw new ToolError(`no ask ${askId}; ask_query_claimable lists a lane's asks`, 'not_found');
+    return row;
+  }
+
+  private toAsk(row: AskRow): Ask {
+    const dependencies = this.statements.dependencies.all(row.id);
+    const { waiting, blocked } = splitDependencies(dependencies);
+    return {
+      id: row.id,
+      lane_id: row.lane_id,
+      kind: row.kind,
+      title: row.title,
+      body: row.body,
+      payload: JSON.parse(row.payload) as unknown,
+      priority: row.priority,
+      posted_by: row.posted_by,
+      assignee: row.assignee,
+      idempotency_key: row.idempotency_key,
+      state: row.state,
+      holder: row.state === 'claimed' ? row.holder : null,
+      lease_until: isoTimeOrNull(row.lease_until),
+      fence: row.fence,
+      attempts: row.attempts,
+      max_attempts: row.max_attempts,
+      answer: row.answer,
+      answer_note: row.answer_note,
+      answered_by: row.answered_by,
+      depends_on: dependencies.map((dependency) => dependency.id),
+      waiting_on: waiting.map((dependency) => dependency.id),
+      blocked_by: blocked.map((dependency) => dependency.id),
+      created_at: isoTime(row.created_at),
+      updated_at: isoTime(row.updated_at),
+    };
+  }
+}
+
+/** Unresolved dependencies (may still resolve) and failed ones (denied, cancelled, expired: never will). */
+function splitDependencies(dependencies: DependencyRow[]): { waiting: DependencyRow[]; blocked: DependencyRow[] } {
+  const waiting: DependencyRow[] = [];
+  const blocked: DependencyRow[] = [];
+  for (const dependency of dependencies) {
+    if (dependency.state === 'answered' && dependency.answer !== 'deny') continue;
+    if (dependency.state === 'open' || dependency.state === 'claimed') waiting.push(dependency);
+    else blocked.push(dependency);
+  }
+  return { waiting, blocked };
+}
+
+function describeDependency(dependency: DependencyRow): string {
+  if (dependency.state === 'answered') return `${dependency.id} (denied)`;
+  return `${dependency.id} (${dependency.state})`;
+}
