@@ -259,7 +259,7 @@ describe('high: bad input', () => {
     ['rm -rf ~', 'high', false, 'only known when the command runs'],
     ['rm -rf $DIR', 'high', false, 'only known when the command runs'],
     ['rm -rf ../*', 'high', false, 'outside the roots'],
-    ['rm -rf src/*/../../..', 'high', false, 'only known when the command runs'],
+    ['rm -rf src/*/../../..', 'high', false, 'is a glob and may match a symbolic link out of the roots'],
     ['cp -t /etc x', 'high', false, 'cp writes /etc outside the roots'],
     ['cp -t/etc x', 'high', false, 'cp writes /etc outside the roots'],
     ['cp --target-directory=/etc x', 'high', false, 'outside the roots'],
@@ -375,6 +375,8 @@ describe('glob and expansion write targets may match a symbolic link out of the 
     ['cp src/*.ts build/', 'medium', false, 'cp writes inside the roots'],
     ['mv *.txt src/', 'medium', false, 'mv writes inside the roots'],
     ['rm src/*.o', 'medium', false, 'rm writes inside the roots'],
+    ['rm -rf ln*/', 'high', false, 'rm: `ln*/` is a glob and may match a symbolic link'],
+    ['rm src/*/x', 'high', false, 'rm: `src/*/x` is a glob and may match a symbolic link'],
   ]);
 });
 
@@ -383,6 +385,7 @@ describe("network through bash's /dev/tcp and /dev/udp", () => {
     ['cat < /dev/tcp/127.0.0.1/80', 'high', false, "network through bash's /dev/tcp"],
     ['echo hi > /dev/udp/127.0.0.1/53', 'high', false, "network through bash's /dev/tcp"],
     ['cat < "/dev/tcp/$HOST/80"', 'high', false, "network through bash's /dev/tcp"],
+    ['cat < /dev/$PROTO/host/53', 'high', false, "network through bash's /dev/tcp"],
   ]);
 });
 

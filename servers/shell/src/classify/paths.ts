@@ -56,7 +56,9 @@ function staticPath(word: Word): string | undefined {
 /** bash itself opens a socket for a redirect from or to /dev/tcp/HOST/PORT or /dev/udp/HOST/PORT. */
 export function networkDevice(word: Word): boolean {
   const known = word.kind === 'static' ? word.text : word.staticPrefix;
-  return /^\/dev\/(tcp|udp)\//.test(known) || (word.kind !== 'static' && '/dev/tcp/'.startsWith(known) && known.startsWith('/dev/'));
+  // "/dev/$proto/…" is known only up to /dev/: it may still become one.
+  const mayBecome = (device: string) => word.kind !== 'static' && known.startsWith('/dev/') && device.startsWith(known);
+  return ['/dev/tcp/', '/dev/udp/'].some((device) => known.startsWith(device) || mayBecome(device));
 }
 
 function withSep(path: string): string {

@@ -78,7 +78,9 @@ export function writeVerdict(name: string, args: readonly Word[], argumentsFromI
  */
 export function writesInsideRoots(what: string, paths: readonly Word[], removes: boolean, place: (word: Word) => Place, linkSafe: (path: Word) => boolean = () => false): Verdict {
   for (const path of paths) {
-    if (path.kind === 'glob' && !linkSafe(path)) return high(`${what}: \`${path.text}\` is a glob and may match a symbolic link out of the roots`);
+    // `rm lnk*/x` goes through whatever the glob matched: only a glob in the last component can stay a link.
+    const throughLinks = path.kind === 'glob' && (!linkSafe(path) || path.text.slice(path.staticPrefix.length).includes('/'));
+    if (throughLinks) return high(`${what}: \`${path.text}\` is a glob and may match a symbolic link out of the roots`);
     const where = place(path);
     if (where.where === 'unknown') return high(`${what}: ${where.why}`);
     if (where.where === 'outside') return high(`${what} writes ${where.path} outside the roots`);
