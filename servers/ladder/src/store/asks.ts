@@ -86,8 +86,8 @@ export class SqliteAsks {
       insertEvent: db.prepare('INSERT INTO ask_events (ask_id, at, actor, type, fence, detail) VALUES (?, ?, ?, ?, ?, ?)'),
       select: db.prepare<[string], AskRow>('SELECT * FROM asks WHERE id = ?'),
       selectByKey: db.prepare<[string, string, string], AskRow>('SELECT * FROM asks WHERE lane_id = ? AND posted_by = ? AND idempotency_key = ?'),
-      selectByLane: db.prepare<[string, string | null, number], AskRow>(
-        'SELECT * FROM asks WHERE lane_id = ? AND (?2 IS NULL OR state = ?2) ORDER BY priority, created_at, rowid LIMIT ?3',
+      selectByLane: db.prepare<{ lane_id: string; state: string | null; limit: number }, AskRow>(
+        'SELECT * FROM asks WHERE lane_id = @lane_id AND (@state IS NULL OR state = @state) ORDER BY priority, created_at, rowid LIMIT @limit',
       ),
       dependencies: db.prepare<[string], DependencyRow>(
         'SELECT dep.id, dep.state, dep.answer FROM ask_dependencies d JOIN asks dep ON dep.id = d.depends_on WHERE d.ask_id = ? ORDER BY dep.rowid',
@@ -183,7 +183,7 @@ export class SqliteAsks {
 
   list(laneId: string, options: { state?: AskState; limit?: number } = {}): Ask[] {
     const lane = this.lanes.row(laneId);
-    return this.statements.selectByLane.all(lane.id, options.state ?? null, options.limit ?? 100).map((row) => this.toAsk(row));
+    return this.statements.selectByLane.all({ lane_id: lane.id, state: options.state ?? null, limit: options.limit ?? 100 }).map((row) => this.toAsk(row));
   }
 
   queryClaimable(laneId: string, actor: string, options: { kind?: string; limit?: number } = {}): ClaimableAsk[] {

@@ -34,7 +34,7 @@ export class SqliteTokens {
     this.byHash = db.prepare<[string], TokenRow>('SELECT id, actor, created_at, last_used_at, revoked_at FROM tokens WHERE secret_sha256 = ?');
     this.touch = db.prepare('UPDATE tokens SET last_used_at = ? WHERE id = ?');
     this.revoke = db.prepare('UPDATE tokens SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL');
-    this.all = db.prepare<[string | null], TokenRow>('SELECT id, actor, created_at, last_used_at, revoked_at FROM tokens WHERE ?1 IS NULL OR actor = ?1 ORDER BY created_at, rowid');
+    this.all = db.prepare<{ actor: string | null }, TokenRow>('SELECT id, actor, created_at, last_used_at, revoked_at FROM tokens WHERE @actor IS NULL OR actor = @actor ORDER BY created_at, rowid');
   }
 
   create(actor: string): CreatedToken {
@@ -59,7 +59,7 @@ export class SqliteTokens {
   }
 
   list(actor?: string): TokenInfo[] {
-    return this.all.all(actor ?? null).map(toTokenInfo);
+    return this.all.all({ actor: actor ?? null }).map(toTokenInfo);
   }
 }
 
