@@ -105,6 +105,8 @@ describe('deny_commands see through what the security review found', () => {
     ['git --git-dir .git push', 'high', 'git --git-dir: a global option', 'git push'],
     ['git --work-tree=. -c a=b --no-pager push -f', 'high', 'git --work-tree=.: a global option', 'git push'],
     ['builtin eval rm -rf x', 'high', 'builtin runs a shell builtin by name', 'rm -rf *'],
+    ['echo rm | xargs -I{} {} -rf x', 'high', 'the command name `{}` is only known when it runs', 'rm -rf *'],
+    ['echo rm | xargs -I % nice % -rf x', 'high', 'nice: `%` may be an option or the command', 'rm -rf *'],
   ] as const)('%j → %s (%s), denied by %j', (command, tier, reason, rule) => {
     const result = classifier.classify(command, root);
     expect(result.tier, result.reasons.join(' | ')).toBe(tier);

@@ -9,7 +9,7 @@ import { readOnlyVerdict, sedCall } from './read-only-commands.js';
 import { allows, denyMatch, matchesPrefix, readRule, type CommandRule } from './rules.js';
 import { high, maxTier, type Classification, type ParsedCommand, type Tier, type Verdict, type Word } from './types.js';
 import { readWord, SUBSTITUTIONS, visitSubstitutionsWithin } from './words.js';
-import { commandStringOf, executedBy, INTERPRETERS, KNOWN_HIGH, launchedCommands, LAUNCHERS, RUNS_OTHERS, SHELLS, unwrap, WRAPPERS, type WrapperSpec } from './wrappers.js';
+import { commandStringOf, executedBy, INTERPRETERS, KNOWN_HIGH, launchedCommands, LAUNCHERS, RUNS_OTHERS, SHELLS, unwrap, withXargsPlaceholder, WRAPPERS, type WrapperSpec } from './wrappers.js';
 import { writesInsideRoots, writeVerdict } from './write-commands.js';
 
 export type { Classification, ParsedCommand, Tier, Word } from './types.js';
@@ -394,8 +394,9 @@ class LineWalk {
       return this.note(high(unwrapped.problem));
     }
     if (unwrapped.inner.length === 0 && argumentsFromInput) return this.commandFromInput(name);
+    let inner = unwrapped.inner;
     // xargs without a command runs echo.
-    const inner: readonly Word[] = unwrapped.inner.length === 0 && name === 'xargs' ? [{ kind: 'static', text: 'echo' }] : unwrapped.inner;
+    if (name === 'xargs') inner = inner.length === 0 ? [{ kind: 'static', text: 'echo' }] : withXargsPlaceholder(args, inner);
     if (inner.length === 0) return this.note({ tier: 'low', readOnly: true, reason: `${name} without a command` });
     if (this.wrappers >= MAX_WRAPPERS) return this.unreadable(inner.map((word) => word.text).join(' '), `more than ${MAX_WRAPPERS} wrappers deep`);
     this.wrappers++;

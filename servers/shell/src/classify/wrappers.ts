@@ -56,6 +56,19 @@ export function unwrap(name: string, spec: WrapperSpec, args: readonly Word[]): 
   return { inner: args.slice(index) };
 }
 
+/** `xargs -I{} {} -rf x`: each word holding the -I placeholder is known only when xargs runs it. */
+export function withXargsPlaceholder(args: readonly Word[], inner: readonly Word[]): readonly Word[] {
+  let placeholder: string | undefined;
+  for (let index = 0; index < args.length - inner.length; index++) {
+    const word = args[index] as Word;
+    if (word.kind !== 'static' || !word.text.startsWith('-I')) continue;
+    placeholder = word.text === '-I' ? args[index + 1]?.text : word.text.slice(2);
+  }
+  if (placeholder === undefined || placeholder === '') return inner;
+  const marker = placeholder;
+  return inner.map((word) => (word.text.includes(marker) ? { kind: 'expansion', text: word.text, staticPrefix: word.text.slice(0, word.text.indexOf(marker)), several: false } : word));
+}
+
 const reasons = (names: readonly string[], why: string): [string, string][] => names.map((name) => [name, `${name} ${why}`]);
 
 /** Commands that stay high whatever their arguments, with the reason shown to the human. */
