@@ -160,8 +160,9 @@ export class SqliteRungStore implements RungStore {
       snippet: row.snippet,
       revision: row.revision,
       commit: row.commit_id,
-      // FTS5's bm25 is negative, lower being better; shown the other way round.
-      score: Math.round(-row.rank * 1000) / 1000,
+      // FTS5's bm25 is negative, lower being better; shown the other way round. Not rounded: when a
+      // term is in most rungs its weight is tiny, and only the unrounded values keep their order.
+      score: -row.rank,
     }));
   }
 
