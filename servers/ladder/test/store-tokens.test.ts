@@ -1,0 +1,56 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { storeFixture, type StoreFixture } from './store-fixture.js';
+
+describe('tokens', () => {
+  let f: StoreFixture;
+  beforeEach(() => {
+    f = storeFixture();
+  });
+  afterEach(() => f.cleanup());
+
+  it('creates a secret shown once, verifies it to its actor, and revokes it', async () => {
+    const token = await f.store.createToken('alice@example.com[claude]');
+    expect(token.secret).toMatch(/^bhl_[A-Za-z0-9_-]{43}$/);
+    expect(token.id).toMatch(/^tok-[0-9a-f]{10}$/);
+    expect(await f.store.verifyToken(token.secret)).toBe('alice@example.com[claude]');
+    expect(await f.store.verifyToken(`${token.secret.slice(0, -1)}A`)).toBeUndefined();
+    expect(await f.store.verifyToken('')).toBeUndefined();
+    expect(await f.store.verifyToken('Bearer x')).toBeUndefined();
+    expect(await f.store.revokeToken(token.id)).toBe(true);
+    expect(await f.store.revokeToken(token.id)).toBe(false);
+    expect(await f.store.verifyToken(token.secret)).toBeUndefined();
+  });
+
+  it('stores only SHA-256 hashes: the secret is nowhere in the table or the database file', async () => {
+    const token = await f.store.createToken('alice');
+    const rows = f.db.prepare('SELECT * FROM tokens').all() as Record<string, unknown>[];
+    expect(rows).toHaveLength(1);
+    const stored = JSON.stringify(rows);
+    expect(stored).not.toContain(token.secret);
+    expect(stored).not.toContain(token.secret.slice(4));
+    expect(rows[0]?.['secret_sha256']).toBe(createHash('sha256').update(token.secret).digest('hex'));
+    f.db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(readFileSync(f.file).includes(Buffer.from(token.secret.slice(4)))).toBe(false);
+  });
+
+  it('lists tokens with last use (at most once a minute) and revocation, never the secret', async () => {
+    const first = await f.store.createToken('alice');
+    f.advance(1000);
+    const second = await f.store.createToken('bob');
+    f.advance(1000);
+    await f.store.verifyToken(first.secret);
+    const used = f.now();
+    f.advance(30_000);
+    await f.store.verifyToken(first.secret);
+    await f.store.revokeToken(second.id);
+    const listed = await f.store.listTokens();
+    expect(listed).toEqual([
+      { id: first.id, actor: 'alice', created_at: first.created_at, last_used_at: new Date(used).toISOString(), revoked_at: null },
+      { id: second.id, actor: 'bob', created_at: second.created_at, last_used_at: null, revoked_at: new Date(f.now()).toISOString() },
+    ]);
+    expect(JSON.stringify(listed)).not.toContain('bhl_');
+    expect((await f.store.listTokens('bob')).map((t) => t.id)).toEqual([second.id]);
+  });
+});
