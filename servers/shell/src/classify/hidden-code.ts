@@ -33,8 +33,8 @@ export function hiddenCode(root: Node, line: string): string | undefined {
       if (node !== null && withinDoubleQuotes(node) && hidesSubstitution(node.text, false)) return `\`${node.text}\` is not quoted inside "…": its substitution runs`;
     }
   }
-  if (line.includes('$')) {
-    for (const node of root.descendantsOfType(['expansion', 'special_variable_name', 'subscript'])) {
+  if (line.includes('$') || line.includes('_')) {
+    for (const node of root.descendantsOfType(['expansion', 'special_variable_name', 'variable_name', 'subscript'])) {
       const why = node === null ? undefined : evaluatedExpansion(node);
       if (why !== undefined) return why;
     }
@@ -50,8 +50,8 @@ export function hiddenCode(root: Node, line: string): string | undefined {
 
 function evaluatedExpansion(node: Node): string | undefined {
   const text = node.text;
-  if (node.type === 'special_variable_name') {
-    // $_ is the last argument of the previous command: a string the line chose, fed to ${!_} or ${_@P}.
+  if (node.type === 'special_variable_name' || node.type === 'variable_name') {
+    // $_ is the last argument of the previous command: a string the line chose, fed to ${!_}, ${_@P} or (( _ )).
     return text === '_' ? '`$_` repeats an argument of the previous command, to be evaluated by what follows' : undefined;
   }
   if (node.type === 'subscript') {
