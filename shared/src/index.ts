@@ -10,3 +10,4 @@ export * from './audit/index.js';
 export * from './kit/index.js';
 export * from './transport/index.js';
 export * from './net/index.js';
+export * from './processes.js';

@@ -1,3 +1,4 @@
+import { processAlive } from '../processes.js';
 import { closeSync, constants, fstatSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
@@ -28,15 +29,6 @@ function readHead(fd: number): { hash: string; seq: number } | undefined {
     // not JSON: treated as corrupt below
   }
   return undefined;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 const owned = new Set<string>();

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checkRevision, GitRepository, gitEnvironment, HARDENED_GIT_OPTIONS, runGitProcess, ToolError, type Roots } from '@bulkhead/core';
+import { checkRevision, processAlive, GitRepository, gitEnvironment, HARDENED_GIT_OPTIONS, runGitProcess, ToolError, type Roots } from '@bulkhead/core';
 
 /** A throwaway checkout: a clone that shares the repository's objects, at one commit, detached. */
 export interface Checkout {
@@ -27,15 +27,6 @@ async function sweepCheckoutsOfGoneServers(): Promise<void> {
   for (const name of names) {
     const owner = new RegExp(`^${CHECKOUT_PREFIX}(\\d+)-`).exec(name)?.[1];
     if (owner !== undefined && !processAlive(Number(owner))) await rm(join(tmpdir(), name), { recursive: true, force: true });
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from '@bulkhead/core';
 
 /**
  * Creates this server's own log folder, `<stateDir>/tasks/<pid>-<random>/`, mode 0700.
@@ -24,17 +25,7 @@ export function createLogFolder(stateDir: string): string {
 function removeFoldersOfEndedServers(tasksDir: string): void {
   for (const entry of readdirSync(tasksDir, { withFileTypes: true })) {
     const pid = Number(/^(\d+)-/.exec(entry.name)?.[1]);
-    if (!entry.isDirectory() || !Number.isInteger(pid) || isAlive(pid)) continue;
+    if (!entry.isDirectory() || !Number.isInteger(pid) || processAlive(pid)) continue;
     rmSync(join(tasksDir, entry.name), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: the process exists but belongs to someone else.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
