@@ -32,6 +32,13 @@ interface AskRow {
   updated_at: number;
 }
 
+/** An ask with the lane fields every check needs, read in one statement. */
+interface AskInLaneRow extends AskRow {
+  repo: string;
+  lane_state: string;
+  coordinator: string;
+}
+
 interface DependencyRow {
   id: string;
   state: AskState;
@@ -85,6 +92,9 @@ export class SqliteAsks {
       insertDependency: db.prepare('INSERT OR IGNORE INTO ask_dependencies (ask_id, depends_on) VALUES (?, ?)'),
       insertEvent: db.prepare('INSERT INTO ask_events (ask_id, at, actor, type, fence, detail) VALUES (?, ?, ?, ?, ?, ?)'),
       select: db.prepare<[string], AskRow>('SELECT * FROM asks WHERE id = ?'),
+      selectInLane: db.prepare<[string], AskInLaneRow>(
+        'SELECT a.*, l.repo, l.state AS lane_state, l.coordinator FROM asks a JOIN lanes l ON l.id = a.lane_id WHERE a.id = ?',
+      ),
       selectByKey: db.prepare<[string, string, string], AskRow>('SELECT * FROM asks WHERE lane_id = ? AND posted_by = ? AND idempotency_key = ?'),
       selectByLane: db.prepare<{ lane_id: string; state: string | null; limit: number }, AskRow>(
         'SELECT * FROM asks WHERE lane_id = @lane_id AND (@state IS NULL OR state = @state) ORDER BY priority, created_at, rowid LIMIT @limit',
@@ -112,9 +122,9 @@ export class SqliteAsks {
         `UPDATE asks SET state = CASE WHEN attempts >= max_attempts THEN 'expired' ELSE 'open' END, holder = NULL, lease_until = NULL, updated_at = ?
          WHERE id = ? AND state = 'claimed' AND fence = ? RETURNING state`,
       ),
-      answer: db.prepare<{ id: string; fence: number; actor: string; answer: Answer; note: string | null; now: number }>(
+      answer: db.prepare<{ id: string; fence: number; actor: string; answer: Answer; note: string | null; now: number }, AskRow>(
         `UPDATE asks SET state = 'answered', answer = @answer, answer_note = @note, answered_by = @actor, lease_until = NULL, updated_at = @now
-         WHERE id = @id AND state = 'claimed' AND fence = @fence AND holder = @actor`,
+         WHERE id = @id AND state = 'claimed' AND fence = @fence AND holder = @actor RETURNING *`,
       ),
       expire: db.prepare<[number, string]>(`UPDATE asks SET state = 'expired', holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`),
       cancel: db.prepare<[number, string]>(`UPDATE asks SET state = 'cancelled', lease_until = NULL, updated_at = ? WHERE id = ? AND state IN ('open', 'claimed')`),
@@ -160,12 +170,11 @@ export class SqliteAsks {
   addDependencies(askId: string, dependsOn: string[], actor: string): Ask {
     const added = [...new Set(dependsOn.map((id) => idSchemas.askId.parse(id)))];
     return immediate(this.db, () => {
-      const row = this.row(askId);
-      const lane = this.lanes.row(row.lane_id);
-      if (row.posted_by !== actor) this.roles.requireScope(lane.repo, lane.id, actor, 'coordinator', `adding dependencies to ${row.id} (posted by ${row.posted_by})`);
+      const row = this.rowInLane(askId);
+      if (row.posted_by !== actor) this.roles.requireScope(row.repo, row.lane_id, actor, 'coordinator', `adding dependencies to ${row.id} (posted by ${row.posted_by})`);
       if (row.state !== 'open') throw new ToolError(`${row.id} is ${row.state}; dependencies can only be added to an open ask`, 'conflict');
       for (const dependency of added) {
-        this.requireDependency(dependency, lane.repo);
+        this.requireDependency(dependency, row.repo);
         const cycle = this.pathBetween(dependency, row.id);
         if (cycle) throw new ToolError(`${row.id} cannot depend on ${dependency}: that would close a cycle (${[row.id, ...cycle].join(' → ')})`, 'cycle');
         this.statements.insertDependency.run(row.id, dependency);
@@ -205,10 +214,9 @@ export class SqliteAsks {
   claim(askId: string, actor: string, options: ClaimOptions = {}): Claim {
     const { lease_seconds } = claimOptions.parse(options);
     const outcome = immediate(this.db, (): Claim | ToolError => {
-      const before = this.row(askId);
-      const lane = this.lanes.row(before.lane_id);
-      this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
-      this.roles.requireScope(lane.repo, lane.id, actor, this.kinds.require(before.kind).scope, `claiming ${before.id} (${before.kind})`);
+      const before = this.rowInLane(askId);
+      this.requireWorkingLane(before.lane_id, before.lane_state, before.coordinator);
+      this.roles.requireScope(before.repo, before.lane_id, actor, this.kinds.require(before.kind).scope, `claiming ${before.id} (${before.kind})`);
       const now = this.clock();
       const leaseUntil = now + (lease_seconds === undefined ? this.settings.leaseMs : lease_seconds * 1000);
       const claimed = this.statements.claim.get({ id: before.id, actor, now, lease_until: leaseUntil });
@@ -254,28 +262,26 @@ export class SqliteAsks {
   answer(input: AnswerInput, actor: string): Ask {
     const answer = answerInput.parse(input);
     return immediate(this.db, () => {
-      const row = this.row(answer.ask_id);
+      const row = this.rowInLane(answer.ask_id);
       this.requireHold(row, answer.fence, actor, 'answer');
       const kind = this.kinds.require(row.kind);
       if (!kind.answers.includes(answer.answer)) {
         throw new ToolError(`a ${kind.name} ask is answered with ${kind.answers.join(' or ')}, not ${answer.answer}`, 'invalid');
       }
-      const lane = this.lanes.row(row.lane_id);
       // Checked again at answer time: a role revoked while the ask was held no longer answers it.
-      this.roles.requireScope(lane.repo, lane.id, actor, kind.scope, `answering ${row.id} (${kind.name})`);
+      this.roles.requireScope(row.repo, row.lane_id, actor, kind.scope, `answering ${row.id} (${kind.name})`);
       const now = this.clock();
-      const changed = this.statements.answer.run({ id: row.id, fence: answer.fence, actor, answer: answer.answer, note: answer.note ?? null, now }).changes;
-      if (changed !== 1) throw new ToolError(`${row.id} changed while answering; read it again`, 'conflict');
+      const answered = this.statements.answer.get({ id: row.id, fence: answer.fence, actor, answer: answer.answer, note: answer.note ?? null, now });
+      if (!answered) throw new ToolError(`${row.id} changed while answering; read it again`, 'conflict');
       this.event(row.id, now, actor, 'answered', answer.fence, { answer: answer.answer, note: answer.note ?? null });
-      return this.toAsk(this.row(row.id));
+      return this.toAsk(answered);
     });
   }
 
   cancel(askId: string, actor: string, reason = ''): Ask {
     return immediate(this.db, () => {
-      const row = this.row(askId);
-      const lane = this.lanes.row(row.lane_id);
-      if (row.posted_by !== actor) this.roles.requireScope(lane.repo, lane.id, actor, 'coordinator', `cancelling ${row.id} (posted by ${row.posted_by})`);
+      const row = this.rowInLane(askId);
+      if (row.posted_by !== actor) this.roles.requireScope(row.repo, row.lane_id, actor, 'coordinator', `cancelling ${row.id} (posted by ${row.posted_by})`);
       const now = this.clock();
       if (this.statements.cancel.run(now, row.id).changes !== 1) throw new ToolError(`${row.id} is ${row.state}; only open or claimed asks can be cancelled`, 'conflict');
       this.event(row.id, now, actor, 'cancelled', null, { reason, holder: row.state === 'claimed' ? row.holder : null });
@@ -384,6 +390,13 @@ export class SqliteAsks {
   private row(askId: string): AskRow {
     const parsed = idSchemas.askId.safeParse(askId);
     const row = parsed.success ? this.statements.select.get(askId) : undefined;
+    if (!row) throw new ToolError(`no ask ${askId}; ask_query_claimable lists a lane's asks`, 'not_found');
+    return row;
+  }
+
+  private rowInLane(askId: string): AskInLaneRow {
+    const parsed = idSchemas.askId.safeParse(askId);
+    const row = parsed.success ? this.statements.selectInLane.get(askId) : undefined;
     if (!row) throw new ToolError(`no ask ${askId}; ask_query_claimable lists a lane's asks`, 'not_found');
     return row;
   }

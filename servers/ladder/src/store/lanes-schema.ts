@@ -4,7 +4,7 @@ import type { Db } from './database.js';
  * Migrations shared by every store on the ladder database: one row per (component, version), so
  * the rungs store can keep its own numbered steps in the same table without a shared counter.
  */
-export function ensureMigrationsTable(db: Db): void {
+function ensureMigrationsTable(db: Db): void {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     component TEXT NOT NULL,
     version INTEGER NOT NULL,
@@ -65,7 +65,10 @@ const LANES_MIGRATIONS: readonly string[] = [
     created_at INTEGER NOT NULL,
     updated_at INTEGER NOT NULL
   ) STRICT;
-  CREATE INDEX asks_claimable ON asks (lane_id, state, priority, created_at);
+  CREATE INDEX asks_by_state ON asks (lane_id, state, priority, created_at);
+  -- The queue itself: only unanswered asks, already in hand-out order, so picking the next ask
+  -- reads a few index entries instead of sorting every open ask under the write lock.
+  CREATE INDEX asks_queue ON asks (lane_id, priority, created_at) WHERE state IN ('open', 'claimed');
   CREATE UNIQUE INDEX asks_idempotency ON asks (lane_id, posted_by, idempotency_key) WHERE idempotency_key IS NOT NULL;
 
   CREATE TABLE ask_dependencies (
