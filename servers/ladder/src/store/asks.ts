@@ -218,7 +218,7 @@ export class SqliteAsks {
       this.requireWorkingLane(before.lane_id, before.lane_state, before.coordinator);
       this.roles.requireScope(before.repo, before.lane_id, actor, this.kinds.require(before.kind).scope, `claiming ${before.id} (${before.kind})`);
       const now = this.clock();
-      const leaseUntil = now + (lease_seconds === undefined ? this.settings.leaseMs : lease_seconds * 1000);
+      const leaseUntil = now + this.leaseMs(lease_seconds);
       const claimed = this.statements.claim.get({ id: before.id, actor, now, lease_until: leaseUntil });
       if (!claimed) return this.refuseClaim(before, actor, now);
       return this.recordClaim(before, claimed, actor, now);
@@ -235,7 +235,7 @@ export class SqliteAsks {
       this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
       const kinds = this.kindsFor(this.roles.scopes(lane.repo, lane.id, actor), kind);
       const now = this.clock();
-      const leaseUntil = now + (lease_seconds === undefined ? this.settings.leaseMs : lease_seconds * 1000);
+      const leaseUntil = now + this.leaseMs(lease_seconds);
       // The pick and the claim share one write transaction, so the pick cannot go stale; the
       // claim statement's guard is kept anyway so the two paths cannot drift apart.
       const [candidate] = this.statements.claimable.all({ lane_id: lane.id, kinds: JSON.stringify(kinds), actor, now, limit: 1 });
@@ -342,6 +342,10 @@ export class SqliteAsks {
         // the fence, not the clock, decides whose work counts.
         if (row.holder !== actor) throw new ToolError(`${row.id} is held by ${row.holder} (fence ${row.fence}), not ${actor}`, 'forbidden');
     }
+  }
+
+  private leaseMs(leaseSeconds: number | undefined): number {
+    return leaseSeconds === undefined ? this.settings.leaseMs : leaseSeconds * 1000;
   }
 
   private requireWorkingLane(laneId: string, state: string, coordinator: string): void {
