@@ -13,7 +13,7 @@ export type Scope = (typeof SCOPES)[number];
 export const ANSWERS = ['complete', 'deny', 'grant'] as const;
 export type Answer = (typeof ANSWERS)[number];
 
-/** Answers that resolve a dependency; `deny` blocks every Ask waiting on it. */
+/** Answers that resolve a dependency (the claim statement spells the same list in SQL); `deny` blocks every Ask waiting on it. */
 export const RESOLVING_ANSWERS: readonly Answer[] = ['complete', 'grant'];
 
 export const askKindSchema = z
@@ -58,10 +58,6 @@ export class AskKinds {
       if (this.byName.has(kind.name)) throw new ConfigError(`ask kind ${kind.name} is already defined; choose another name`);
       this.byName.set(kind.name, kind);
     }
-  }
-
-  get(name: string): AskKind | undefined {
-    return this.byName.get(name);
   }
 
   /** The kind, or a refusal naming the kinds that exist. */

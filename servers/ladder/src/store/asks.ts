@@ -1,5 +1,6 @@
 import { ToolError } from '@bulkhead/core';
 import type { Answer, AskKinds, Scope } from './ask-kinds.js';
+import { RESOLVING_ANSWERS } from './ask-kinds.js';
 import type { Clock, Db } from './database.js';
 import { immediate } from './database.js';
 import { isoTime, isoTimeOrNull, newId, toHistoryEvent, type EventRow } from './records.js';
@@ -442,7 +443,7 @@ function splitDependencies(dependencies: DependencyRow[]): { waiting: Dependency
   const waiting: DependencyRow[] = [];
   const blocked: DependencyRow[] = [];
   for (const dependency of dependencies) {
-    if (dependency.state === 'answered' && dependency.answer !== 'deny') continue;
+    if (dependency.state === 'answered' && dependency.answer !== null && RESOLVING_ANSWERS.includes(dependency.answer)) continue;
     if (dependency.state === 'open' || dependency.state === 'claimed') waiting.push(dependency);
     else blocked.push(dependency);
   }
