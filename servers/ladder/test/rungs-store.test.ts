@@ -49,7 +49,7 @@ describe('revisions and history', () => {
     await expect(attempt).rejects.toThrow(/read it again and merge/);
     expect((await fx.store.list(fx.repo.name)).map((rung) => [rung.path, rung.revision, rung.summary])).toEqual([['src/index.js', 4, 'v4']]);
     expect(await fx.store.history(fx.repo.name, 'README.md')).toEqual([]);
-    expect(await fx.store.search('new', { limit: 10 })).toEqual([]);
+    expect((await fx.store.search('new', { limit: 10 })).hits).toEqual([]);
   });
 
   it('expected_revision 0 creates, and fails once the rung exists; the matching revision succeeds', async () => {
@@ -86,7 +86,8 @@ describe('search', () => {
 
   it('ranks a rung naming the term in its summary above one mentioning it once in a long body, across repositories', async () => {
     await seed();
-    const hits = await fx.ladder.search('retries');
+    const { hits, broad } = await fx.ladder.search('retries');
+    expect(broad).toBe(false);
     // Both summary hits come first (the shorter summary first, as bm25 weighs length), then the body hit.
     expect(hits.map((hit) => `${hit.repo}:${hit.path}`)).toEqual(['acme/gadgets:README.md', 'acme/widgets:src/index.js', 'acme/widgets:src/util.js']);
     expect(hits[1]!.score).toBeGreaterThan(hits[2]!.score);
@@ -97,34 +98,34 @@ describe('search', () => {
 
   it('filters by repository, honours the limit, stems and matches prefixes and paths', async () => {
     await seed();
-    expect((await fx.ladder.search('retries', { repo: 'acme/gadgets' })).map((hit) => hit.repo)).toEqual(['acme/gadgets']);
-    expect(await fx.ladder.search('retries', { limit: 1 })).toHaveLength(1);
-    expect((await fx.ladder.search('retrying')).length).toBe(3);
-    expect((await fx.ladder.search('backo*')).map((hit) => hit.path)).toEqual(['src/index.js']);
-    expect((await fx.ladder.search('util.js')).map((hit) => hit.path)).toEqual(['src/util.js']);
-    expect((await fx.ladder.search('retries overview')).map((hit) => hit.repo)).toEqual(['acme/gadgets']);
+    expect((await fx.ladder.search('retries', { repo: 'acme/gadgets' })).hits.map((hit) => hit.repo)).toEqual(['acme/gadgets']);
+    expect((await fx.ladder.search('retries', { limit: 1 })).hits).toHaveLength(1);
+    expect((await fx.ladder.search('retrying')).hits.length).toBe(3);
+    expect((await fx.ladder.search('backo*')).hits.map((hit) => hit.path)).toEqual(['src/index.js']);
+    expect((await fx.ladder.search('util.js')).hits.map((hit) => hit.path)).toEqual(['src/util.js']);
+    expect((await fx.ladder.search('retries overview')).hits.map((hit) => hit.repo)).toEqual(['acme/gadgets']);
     await expect(fx.ladder.search('x', { limit: 0 })).rejects.toThrow(/limit/);
   });
 
   it('a rewrite replaces the rung in the index', async () => {
     await seed();
     await fx.ladder.writeRungs(fx.repo, [{ path: 'src/index.js', kind: 'file', commit: first, summary: 'Entry point only' }], 'ada');
-    expect((await fx.ladder.search('backoff')).map((hit) => hit.path)).toEqual([]);
-    expect((await fx.ladder.search('entry')).map((hit) => hit.path)).toEqual(['src/index.js']);
+    expect((await fx.ladder.search('backoff')).hits.map((hit) => hit.path)).toEqual([]);
+    expect((await fx.ladder.search('entry')).hits.map((hit) => hit.path)).toEqual(['src/index.js']);
   });
 
   it.each(['"', '"retries', 'retries"', '*', 'retr*', '-retries', 'NOT retries', 'NEAR(retries', 'NEAR(a b, 2)', 'retries OR', 'OR', 'AND', '(', 'summary:retries', '^retries', "'", '', '   ', 'a"b"c*'])(
     'the query %j does not throw',
     async (query) => {
       await seed();
-      await expect(fx.ladder.search(query)).resolves.toBeInstanceOf(Array);
+      await expect(fx.ladder.search(query)).resolves.toMatchObject({ hits: expect.any(Array) });
     },
   );
 
   it('FTS syntax in a query is searched as text', async () => {
     await seed();
-    expect((await fx.ladder.search('-retries')).length).toBe(3);
-    expect((await fx.ladder.search('NEAR(retries')).length).toBe(0);
+    expect((await fx.ladder.search('-retries')).hits.length).toBe(3);
+    expect((await fx.ladder.search('NEAR(retries')).hits.length).toBe(0);
     expect(ftsQuery('a "b" NEAR( c* -d OR')).toBe('"a" """b""" "NEAR(" "c"* "-d" "OR"');
     expect(ftsQuery('" * ( )')).toBeUndefined();
   });
@@ -142,7 +143,7 @@ describe('reindex and the schema', () => {
     );
     await fx.ladder.writeRungs({ ...fx.repo, name: 'acme/gadgets' }, [{ path: 'README.md', kind: 'file', commit: first, summary: 'Overview of gadgets' }], 'ada');
     fx.db.exec('DELETE FROM rung_search');
-    expect(await fx.ladder.search('overview')).toEqual([]);
+    expect((await fx.ladder.search('overview')).hits).toEqual([]);
     commit(fx.dir, 'edit readme', { 'README.md': 'changed\n', 'src/index.js': null });
     const result = await fx.ladder.reindex(fx.repo);
     expect(result).toMatchObject({ indexed: 2, counts: { fresh: 0, stale: 1, missing: 1 } });
@@ -150,9 +151,9 @@ describe('reindex and the schema', () => {
       { path: 'README.md', freshness: 'stale' },
       { path: 'src/index.js', freshness: 'missing' },
     ]);
-    expect((await fx.ladder.search('overview')).map((hit) => hit.repo)).toEqual(['acme/widgets']);
+    expect((await fx.ladder.search('overview')).hits.map((hit) => hit.repo)).toEqual(['acme/widgets']);
     expect(await fx.ladder.reindex(fx.repo)).toMatchObject({ indexed: 2 });
-    expect(await fx.ladder.search('overview')).toHaveLength(1);
+    expect((await fx.ladder.search('overview')).hits).toHaveLength(1);
   });
 
   it('migrates idempotently, and a second store on the same file sees the first one rungs', async () => {

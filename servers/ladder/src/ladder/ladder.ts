@@ -1,5 +1,5 @@
 import { ToolError, type GitRepository } from '@bulkhead/core';
-import type { Rung, RungStore, RungWrite, SearchHit } from '../store/rungs.js';
+import type { Rung, RungStore, RungWrite, SearchResult } from '../store/rungs.js';
 import { freshnessOf, objectName, type Freshness } from './freshness.js';
 import { RepositoryObjects, type GitObject } from './git-objects.js';
 import { kindsForShape, parseRungPath, REPO_PATH, storedTarget, type RungKind, type RungTarget } from './rung-paths.js';
@@ -243,7 +243,7 @@ export class Ladder {
   }
 
   /** Full-text search over every repository's rungs (or one's), best first, with snippets. */
-  async search(query: string, request: SearchRequest = {}): Promise<SearchHit[]> {
+  async search(query: string, request: SearchRequest = {}): Promise<SearchResult> {
     if (query.length > QUERY_MAX_CHARS) throw new ToolError(`query is ${query.length} characters long; the limit is ${QUERY_MAX_CHARS}`, 'bad_argument');
     const limit = request.limit ?? SEARCH_DEFAULT_LIMIT;
     if (!Number.isInteger(limit) || limit < 1 || limit > SEARCH_MAX_LIMIT) throw new ToolError(`limit must be a whole number from 1 to ${SEARCH_MAX_LIMIT}`, 'bad_argument');

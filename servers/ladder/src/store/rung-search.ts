@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** More terms than this add nothing to a search but time. */
 const MAX_TERMS = 32;
 const WORD_CHARACTER = /[\p{L}\p{N}]/u;
@@ -20,4 +22,17 @@ export function ftsQuery(text: string): string | undefined {
       return `"${word.replaceAll('"', '""')}"${prefix ? '*' : ''}`;
     });
   return phrases.length === 0 ? undefined : phrases.join(' ');
+}
+
+/**
+ * The word rung_search indexes for a repository: letters and digits only, so the tokenizer keeps
+ * it whole, and a hash, so no name can make it collide with another repository's.
+ */
+export function repoToken(repo: string): string {
+  return `repo${createHash('sha256').update(repo).digest('hex').slice(0, 32)}`;
+}
+
+/** `match` narrowed to one repository's rungs, when one is given. */
+export function inRepository(match: string, repo: string | undefined): string {
+  return repo === undefined ? match : `(${match}) AND repo_token : "${repoToken(repo)}"`;
 }

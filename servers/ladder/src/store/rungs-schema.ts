@@ -3,7 +3,7 @@ import type { Db } from './database.js';
 const COMPONENT = 'rungs';
 
 /** bm25 weights per rung_search column: a term in the summary counts most, then the path, then the body. */
-export const SEARCH_WEIGHTS = { summary: 8, body: 1, path: 4, repo: 0 } as const;
+export const SEARCH_WEIGHTS = { summary: 8, body: 1, path: 4, repoToken: 0 } as const;
 
 /** Each step runs once, in order, in its own BEGIN IMMEDIATE transaction together with its record. */
 const RUNGS_MIGRATIONS: readonly string[] = [
@@ -37,12 +37,14 @@ const RUNGS_MIGRATIONS: readonly string[] = [
   ) STRICT, WITHOUT ROWID;
 
   -- rowid = rungs.id. A table with its own copy of the text (not external content), so one
-  -- repository's rows can be rebuilt without touching the others.
+  -- repository's rows can be rebuilt without touching the others. repo_token is one indexed
+  -- word standing for the repository (see repoToken), so a search in one repository is a join of
+  -- two index entries rather than a check of every match's stored row.
   CREATE VIRTUAL TABLE rung_search USING fts5 (
-    summary, body, path, repo UNINDEXED,
+    summary, body, path, repo_token,
     tokenize = 'porter unicode61 remove_diacritics 2'
   );
-  INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repo})');`,
+  INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repoToken})');`,
 ];
 
 /**

@@ -1,8 +1,8 @@
 import { ToolError } from '@bulkhead/core';
 import type { RungKind } from '../ladder/rung-paths.js';
 import { immediate, systemClock, type Clock, type Db } from './database.js';
-import { ftsQuery } from './rung-search.js';
-import type { Rung, RungStore, RungWrite, SearchHit, SearchOptions } from './rungs.js';
+import { ftsQuery, inRepository, repoToken } from './rung-search.js';
+import type { Rung, RungStore, RungWrite, SearchOptions, SearchResult } from './rungs.js';
 import { migrateRungs } from './rungs-schema.js';
 
 interface RungRow {
@@ -21,12 +21,22 @@ interface RungRow {
 
 interface SearchRow extends RungRow {
   readonly snippet: string;
-  readonly rank: number;
+  /** bm25 (negative, lower is better); null for a broad query's newest-first hits. */
+  readonly rank: number | null;
 }
 
 const RUNG_COLUMNS = 'id, repo, path, kind, commit_id, object_id, summary, body, revision, author, written_at';
-/** Characters around each match in a snippet: enough to read the match in its sentence. */
+/** Words around the matches in a snippet: enough to read a match in its sentence. */
 const SNIPPET_TOKENS = 16;
+
+/**
+ * Most matches one search ranks by bm25. FTS5 computes bm25 for every match before sorting
+ * (about 1 µs each, after a pass over each term's whole index entry), so a query whose words are
+ * in most of 100,000 rungs would take 60-100 ms. A query matching more rungs than this is broad:
+ * its newest matches are returned instead, found by walking the index backwards, which stops
+ * after `limit` rows. Either way a search stays within a few milliseconds.
+ */
+const RANK_WINDOW = 2_000;
 
 function toRung(row: RungRow): Rung {
   return {
@@ -79,22 +89,26 @@ export class SqliteRungStore implements RungStore {
          FROM rungs r JOIN rung_revisions v ON v.rung_id = r.id WHERE r.repo = ? AND r.path = ? ORDER BY v.revision DESC`,
       ),
       unindex: db.prepare<[number]>('DELETE FROM rung_search WHERE rowid = ?'),
-      index: db.prepare<[number]>('INSERT INTO rung_search (rowid, summary, body, path, repo) SELECT id, summary, coalesce(body, \'\'), path, repo FROM rungs WHERE id = ?'),
+      index: db.prepare<[string, number]>("INSERT INTO rung_search (rowid, summary, body, path, repo_token) SELECT id, summary, coalesce(body, ''), path, ? FROM rungs WHERE id = ?"),
       unindexRepo: db.prepare<[string]>('DELETE FROM rung_search WHERE rowid IN (SELECT id FROM rungs WHERE repo = ?)'),
-      indexRepo: db.prepare<[string]>('INSERT INTO rung_search (rowid, summary, body, path, repo) SELECT id, summary, coalesce(body, \'\'), path, repo FROM rungs WHERE repo = ?'),
-      // The ranked, limited search runs on the FTS table alone (its `rank` is bm25 with the
-      // column weights of rungs-schema.ts); only the few rows kept are joined to rungs.
-      search: db.prepare<[string, number], SearchRow>(
+      indexRepo: db.prepare<[string, string]>("INSERT INTO rung_search (rowid, summary, body, path, repo_token) SELECT id, summary, coalesce(body, ''), path, ? FROM rungs WHERE repo = ?"),
+      // More than RANK_WINDOW matches? Walking the index newest first, this stops at the window's end.
+      isBroad: db.prepare<{ match: string; offset: number }, { rowid: number }>(
+        `SELECT rowid FROM rung_search WHERE rung_search MATCH @match ORDER BY rowid DESC LIMIT 1 OFFSET @offset`,
+      ),
+      // FTS5 sorts by its `rank` (bm25 with the column weights of rungs-schema.ts) inside the
+      // index, so snippets are made only for the rows kept, and only those are joined to rungs.
+      ranked: db.prepare<{ match: string; limit: number }, SearchRow>(
         `SELECT ${RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}, hit.snippet, hit.rank FROM (
            SELECT rowid, snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet, rank
-           FROM rung_search WHERE rung_search MATCH ? ORDER BY rank LIMIT ?
+           FROM rung_search WHERE rung_search MATCH @match ORDER BY rank LIMIT @limit
          ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY hit.rank`,
       ),
-      searchRepo: db.prepare<[string, string, number], SearchRow>(
-        `SELECT ${RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}, hit.snippet, hit.rank FROM (
-           SELECT rowid, snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet, rank
-           FROM rung_search WHERE rung_search MATCH ? AND repo = ? ORDER BY rank LIMIT ?
-         ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY hit.rank`,
+      newest: db.prepare<{ match: string; limit: number }, SearchRow>(
+        `SELECT ${RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}, hit.snippet, NULL AS rank FROM (
+           SELECT rowid, snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet
+           FROM rung_search WHERE rung_search MATCH @match ORDER BY rowid DESC LIMIT @limit
+         ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY r.id DESC`,
       ),
     };
   }
@@ -112,6 +126,7 @@ export class SqliteRungStore implements RungStore {
         throw new ToolError(`${conflicts.join('; ')} — someone wrote first; read it again and merge. Nothing in this write was saved.`, 'revision_conflict');
       }
       const now = this.clock();
+      const token = repoToken(repo);
       return rungs.map((rung, i) => {
         const stored = current[i];
         const body = rung.body ?? null;
@@ -124,7 +139,7 @@ export class SqliteRungStore implements RungStore {
           id = statements.insert.get(repo, rung.path, rung.kind, rung.commit, rung.objectId, rung.summary, body, actor, now)!.id;
         }
         statements.keepRevision.run(id);
-        statements.index.run(id);
+        statements.index.run(token, id);
         return toRung(statements.byPath.get(repo, rung.path)!);
       });
     });
@@ -148,11 +163,14 @@ export class SqliteRungStore implements RungStore {
     return this.statements.history.all(repo, path).map(toRung);
   }
 
-  async search(query: string, options: SearchOptions): Promise<SearchHit[]> {
-    const match = ftsQuery(query);
-    if (match === undefined) return [];
-    const rows = options.repo === undefined ? this.statements.search.all(match, options.limit) : this.statements.searchRepo.all(match, options.repo, options.limit);
-    return rows.map((row) => ({
+  async search(query: string, options: SearchOptions): Promise<SearchResult> {
+    const terms = ftsQuery(query);
+    if (terms === undefined) return { hits: [], broad: false };
+    const match = inRepository(terms, options.repo);
+    const parameters = { match, limit: options.limit };
+    const broad = this.statements.isBroad.get({ match, offset: RANK_WINDOW }) !== undefined;
+    const rows = broad ? this.statements.newest.all(parameters) : this.statements.ranked.all(parameters);
+    const hits = rows.map((row) => ({
       repo: row.repo,
       path: row.path,
       kind: row.kind,
@@ -162,14 +180,15 @@ export class SqliteRungStore implements RungStore {
       commit: row.commit_id,
       // FTS5's bm25 is negative, lower being better; shown the other way round. Not rounded: when a
       // term is in most rungs its weight is tiny, and only the unrounded values keep their order.
-      score: -row.rank,
+      score: row.rank === null ? null : -row.rank,
     }));
+    return { hits, broad };
   }
 
   async reindex(repo: string): Promise<number> {
     return immediate(this.db, () => {
       this.statements.unindexRepo.run(repo);
-      return this.statements.indexRepo.run(repo).changes;
+      return this.statements.indexRepo.run(repoToken(repo), repo).changes;
     });
   }
 }

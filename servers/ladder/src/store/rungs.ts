@@ -39,8 +39,17 @@ export interface SearchHit {
   readonly snippet: string;
   readonly revision: number;
   readonly commit: string;
-  /** bm25 relevance: higher is better. */
-  readonly score: number;
+  /** bm25 relevance, higher is better; null in a broad search, which is not ranked. */
+  readonly score: number | null;
+}
+
+export interface SearchResult {
+  readonly hits: SearchHit[];
+  /**
+   * The words are in so many rungs (more than the backend ranks in one search) that the hits
+   * are the newest matches, not ranked by relevance. A rarer word in the query gets a ranking.
+   */
+  readonly broad: boolean;
 }
 
 export interface SearchOptions {
@@ -70,7 +79,7 @@ export interface RungStore {
   /** Every revision of a rung, newest first; empty when the path has no rung. */
   history(repo: string, path: string): Promise<Rung[]>;
   /** Full-text search over summaries, bodies and paths, best first; any text is a valid query. */
-  search(query: string, options: SearchOptions): Promise<SearchHit[]>;
+  search(query: string, options: SearchOptions): Promise<SearchResult>;
   /** Rebuilds the repository's search entries from its rungs; returns how many were indexed. */
   reindex(repo: string): Promise<number>;
 }
