@@ -65,10 +65,13 @@ function syllableWord(next) {
   return word;
 }
 
-/** `keepDatabase`: a file to leave the loaded database in, for looking at query plans afterwards. */
-export async function benchSearch({ rungs = 100_000, queries = 1_000, keepDatabase } = {}) {
+/**
+ * `database`: a file to load (when empty) and keep, so later runs measure queries only and the
+ * plans can be looked at afterwards.
+ */
+export async function benchSearch({ rungs = 100_000, queries = 1_000, database } = {}) {
   const dir = realpathSync(mkdtempSync(join(tmpdir(), 'ladder-search-bench-')));
-  const db = openDatabase(keepDatabase ?? join(dir, 'ladder.db'));
+  const db = openDatabase(database ?? join(dir, 'ladder.db'));
   try {
     const store = new SqliteRungStore(db);
     const ladder = new Ladder(store);
@@ -78,7 +81,8 @@ export async function benchSearch({ rungs = 100_000, queries = 1_000, keepDataba
     const started = performance.now();
     const repos = 10;
     const perRepo = Math.ceil(rungs / repos);
-    for (let r = 0; r < repos; r++) {
+    const loaded = db.prepare('SELECT count(*) FROM rungs').pluck().get();
+    for (let r = 0; r < repos && loaded === 0; r++) {
       for (let offset = 0; offset < perRepo; offset += 500) {
         const batch = [];
         for (let i = offset; i < Math.min(perRepo, offset + 500); i++) {
@@ -95,15 +99,19 @@ export async function benchSearch({ rungs = 100_000, queries = 1_000, keepDataba
       }
     }
     const loadMs = performance.now() - started;
-    const queryTexts = Array.from({ length: queries }, () => words(1 + Math.floor(next() * 3)));
+    const nextQuery = random(7);
+    const queryWords = zipfWords(nextQuery, vocabulary);
+    const queryTexts = Array.from({ length: queries }, () => queryWords(1 + Math.floor(nextQuery() * 3)));
     for (const query of queryTexts.slice(0, 50)) await ladder.search(query); // warm the page cache
     const times = [];
     let hits = 0;
+    let broad = 0;
     for (const [i, query] of queryTexts.entries()) {
       const t = performance.now();
-      const { hits: found } = await ladder.search(query, { limit: 20, ...(i % 4 === 3 ? { repo: `bench/repo${i % repos}` } : {}) });
+      const found = await ladder.search(query, { limit: 20, ...(i % 4 === 3 ? { repo: `bench/repo${i % repos}` } : {}) });
       times.push(performance.now() - t);
-      hits += found.length;
+      hits += found.hits.length;
+      if (found.broad) broad++;
     }
     const common = [];
     for (const word of vocabulary.slice(0, 5)) {
@@ -112,7 +120,7 @@ export async function benchSearch({ rungs = 100_000, queries = 1_000, keepDataba
       common.push(performance.now() - t);
     }
     times.sort((a, b) => a - b);
-    return { rungs: perRepo * repos, loadMs, queries, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1), meanHits: hits / queries, mostCommonWordsMs: common };
+    return { rungs: db.prepare('SELECT count(*) FROM rungs').pluck().get(), loadMs: loaded === 0 ? loadMs : null, queries, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1), meanHits: hits / queries, broadQueries: broad, mostCommonWordsMs: common };
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });

@@ -107,6 +107,23 @@ describe('search', () => {
     await expect(fx.ladder.search('x', { limit: 0 })).rejects.toThrow(/limit/);
   });
 
+  it('a query matching more rungs than are ranked is broad: newest matches first, unscored, still filtered by repository', async () => {
+    const rungs = (repoIndex: number) =>
+      Array.from({ length: 500 }, (_, i) => ({ path: `f${i}.js`, kind: 'file' as const, commit: first, objectId: first, summary: `common words here ${repoIndex}-${i}` }));
+    for (let r = 0; r < 5; r++) await fx.store.write(`acme/r${r}`, rungs(r), 'ada');
+    const everywhere = await fx.ladder.search('common words', { limit: 3 });
+    expect(everywhere.broad).toBe(true);
+    expect(everywhere.hits.map((hit) => `${hit.repo}:${hit.path}`)).toEqual(['acme/r4:f499.js', 'acme/r4:f498.js', 'acme/r4:f497.js']);
+    expect(everywhere.hits[0]!.score).toBeNull();
+    expect(everywhere.hits[0]!.snippet).toContain('[common] [words]');
+    const oneRepo = await fx.ladder.search('common', { repo: 'acme/r1', limit: 2 });
+    expect(oneRepo.broad).toBe(false);
+    expect(oneRepo.hits.map((hit) => hit.repo)).toEqual(['acme/r1', 'acme/r1']);
+    const narrowed = await fx.ladder.search('common 3-17');
+    expect(narrowed.broad).toBe(false);
+    expect(narrowed.hits.map((hit) => `${hit.repo}:${hit.path}`)).toEqual(['acme/r3:f17.js']);
+  });
+
   it('a rewrite replaces the rung in the index', async () => {
     await seed();
     await fx.ladder.writeRungs(fx.repo, [{ path: 'src/index.js', kind: 'file', commit: first, summary: 'Entry point only' }], 'ada');
