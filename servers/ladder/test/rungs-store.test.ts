@@ -90,7 +90,7 @@ describe('search', () => {
     expect(broad).toBe(false);
     // Both summary hits come first (the shorter summary first, as bm25 weighs length), then the body hit.
     expect(hits.map((hit) => `${hit.repo}:${hit.path}`)).toEqual(['acme/gadgets:README.md', 'acme/widgets:src/index.js', 'acme/widgets:src/util.js']);
-    expect(hits[1]!.score).toBeGreaterThan(hits[2]!.score);
+    expect(hits[1]!.score!).toBeGreaterThan(hits[2]!.score!);
     expect(hits[1]!.snippet).toContain('[Retries]');
     expect(hits[2]!.snippet).toContain('[retries]');
     expect(hits[2]!.snippet.length).toBeLessThan(300);
