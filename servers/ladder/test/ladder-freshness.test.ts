@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { commit, git, ladderFixture, type LadderFixture } from './ladder-helpers.js';
 
@@ -134,6 +135,19 @@ describe('unwritten paths', () => {
     const reading = await fx.ladder.readRung(fx.repo, 'README.md');
     expect(reading).toMatchObject({ rung: null, freshness: 'unwritten' });
     await expect(fx.ladder.readRung(fx.repo, 'nope.txt')).rejects.toThrow(/nope\.txt has no rung and does not exist/);
+  });
+});
+
+describe('names that are not UTF-8', () => {
+  it('lists them escaped, and a rung written with the escaped name is checked against the right bytes', async () => {
+    writeFileSync(Buffer.concat([Buffer.from(`${fx.dir}/bad`), Buffer.from([0xff]), Buffer.from('.txt')]), 'odd\n');
+    commit(fx.dir, 'odd name');
+    expect((await fx.ladder.tree(fx.repo)).unwritten.map((entry) => entry.path)).toContain('bad\\xff.txt');
+    await fx.ladder.writeRungs(fx.repo, [{ path: 'bad\\xff.txt', kind: 'file', commit: 'HEAD', summary: 'An oddly named file' }], 'ada');
+    expect((await fx.ladder.readRung(fx.repo, 'bad\\xff.txt')).freshness).toBe('fresh');
+    writeFileSync(Buffer.concat([Buffer.from(`${fx.dir}/bad`), Buffer.from([0xff]), Buffer.from('.txt')]), 'changed\n');
+    commit(fx.dir, 'change odd');
+    expect((await fx.ladder.tree(fx.repo)).rungs.find((entry) => entry.path === 'bad\\xff.txt')!.freshness).toBe('stale');
   });
 });
 

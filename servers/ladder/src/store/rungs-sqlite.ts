@@ -26,6 +26,8 @@ interface SearchRow extends RungRow {
 }
 
 const RUNG_COLUMNS = 'id, repo, path, kind, commit_id, object_id, summary, body, revision, author, written_at';
+/** The same columns of `rungs r` in a join. */
+const JOINED_RUNG_COLUMNS = RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ');
 /** Words around the matches in a snippet: enough to read a match in its sentence. */
 const SNIPPET_TOKENS = 16;
 
@@ -53,7 +55,7 @@ function toRung(row: RungRow): Rung {
   };
 }
 
-/** The first path after every path under `prefix/` in byte order (`/` + 1 is `0`). */
+/** The first path after every path under `directory/` in byte order (`/` + 1 is `0`). */
 function pastSubtree(directory: string): string {
   return `${directory}0`;
 }
@@ -99,13 +101,13 @@ export class SqliteRungStore implements RungStore {
       // FTS5 sorts by its `rank` (bm25 with the column weights of rungs-schema.ts) inside the
       // index, so snippets are made only for the rows kept, and only those are joined to rungs.
       ranked: db.prepare<{ match: string; limit: number }, SearchRow>(
-        `SELECT ${RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}, hit.snippet, hit.rank FROM (
+        `SELECT ${JOINED_RUNG_COLUMNS}, hit.snippet, hit.rank FROM (
            SELECT rowid, snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet, rank
            FROM rung_search WHERE rung_search MATCH @match ORDER BY rank LIMIT @limit
          ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY hit.rank`,
       ),
       newest: db.prepare<{ match: string; limit: number }, SearchRow>(
-        `SELECT ${RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ')}, hit.snippet, NULL AS rank FROM (
+        `SELECT ${JOINED_RUNG_COLUMNS}, hit.snippet, NULL AS rank FROM (
            SELECT rowid, snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet
            FROM rung_search WHERE rung_search MATCH @match ORDER BY rowid DESC LIMIT @limit
          ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY r.id DESC`,
