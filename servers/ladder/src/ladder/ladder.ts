@@ -117,9 +117,9 @@ function checkText(input: RungInput, i: number): void {
 }
 
 /**
- * The Ladder: rungs kept by a RungStore, anchored to and checked against git. Every git question
- * of a call is asked in at most two git processes (a `cat-file --batch-check` and, for the whole
- * tree, one `ls-tree`), whatever the number of rungs.
+ * The Ladder: rungs kept by a RungStore, anchored to and checked against git. A call starts the
+ * same few git processes whatever the number of rungs: the commit's resolution, one
+ * `cat-file --batch-check` for every object in question and, for the whole tree, one `ls-tree`.
  */
 export class Ladder {
   constructor(private readonly store: RungStore) {}
