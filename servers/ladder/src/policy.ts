@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { serverPolicySchema } from '@bulkhead/core';
+import { askKindSchema } from './store/ask-kinds.js';
+
+export const LADDER_POLICY_FILE = 'ladder_policy.yaml';
+
+export const ladderPolicySchema = serverPolicySchema(true, {
+  database: z.string().min(1).default('ladder.db').describe('The SQLite file of rungs, lanes, asks, roles and tokens; a relative path is resolved against the control-plane folder'),
+  actor: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The principal every call over stdio acts as (default: the name of the OS user running the server); the first to serve a default repository with no owner becomes its owner'),
+  lease_ms: z.number().int().min(1000).max(86_400_000).default(15 * 60_000).describe('How long a claim holds an ask when the claim names no lease'),
+  max_attempts: z.number().int().min(1).max(100).default(5).describe('Claims an ask may lapse or be released before it expires'),
+  extra_kinds: z.array(askKindSchema).default([]).describe('Ask kinds beyond the built-in ones: name, the scope that may claim and answer it, the answers it allows'),
+  repo: z
+    .strictObject({
+      name: z.string().min(1).max(200).optional().describe('The repository name calls use when they give none (default: local/<folder name of the git repository>)'),
+      root: z.string().min(1).optional().describe('The folder of the git repository the rungs describe (default: the first --root; a relative path is resolved against it)'),
+    })
+    .prefault({}),
+});
+
+export type LadderPolicy = z.output<typeof ladderPolicySchema>;

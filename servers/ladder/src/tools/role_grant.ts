@@ -1,0 +1,26 @@
+import { z } from 'zod';
+import { actorField, checkSelf, defineLadderTool, repoField, repoOf, WRITES_LOCAL } from '../context.js';
+import { renderRole, roleGrantResult } from '../results.js';
+import { roleGrantInput } from '../store/work-queue.js';
+
+// The store's schema has refinements (which zod cannot extend), so the tool takes its fields and the store checks the rules.
+const input = z.strictObject({ ...roleGrantInput.shape, repo: repoField, actor: actorField });
+
+const output = z.object({ grant: roleGrantResult });
+
+export const roleGrant = defineLadderTool({
+  name: 'role_grant',
+  title: 'Grant a role',
+  description:
+    "Gives a principal a role: owner or contributor on the repository, maintainer on a lane (or repository-wide without lane_id), coordinator on a lane. Only the repository's owners grant roles.",
+  input,
+  output,
+  // Granting the same role twice changes nothing.
+  annotations: { ...WRITES_LOCAL, idempotentHint: true },
+  risk: 'high',
+  async call(deps, principal, { actor, repo, ...grant }) {
+    checkSelf(principal, actor, 'actor');
+    return { grant: await deps.store.grantRole(roleGrantInput.parse({ ...grant, repo: repoOf(deps, repo) }), principal) };
+  },
+  render: ({ grant }) => `granted ${renderRole(grant)}`,
+});
