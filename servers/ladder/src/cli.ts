@@ -2,10 +2,16 @@
 import { fileURLToPath } from 'node:url';
 import { runServerCli } from '@bulkhead/core';
 import { createLadderServer, LADDER_VERSION } from './server.js';
+import { runTokenCommand } from './token-cli.js';
 
-await runServerCli({
-  bin: 'bulkhead-ladder',
-  version: LADDER_VERSION,
-  scriptPath: fileURLToPath(import.meta.url),
-  build: (options) => createLadderServer(options),
-});
+const [first, ...rest] = process.argv.slice(2);
+if (first === 'token') {
+  process.exitCode = await runTokenCommand(rest, process.cwd(), (text) => process.stdout.write(text));
+} else {
+  await runServerCli({
+    bin: 'bulkhead-ladder',
+    version: LADDER_VERSION,
+    scriptPath: fileURLToPath(import.meta.url),
+    build: (options) => createLadderServer(options),
+  });
+}
