@@ -46,7 +46,7 @@ export const ladderTools: readonly LadderTool[] = [
   roleList,
 ];
 
-/** Git runs for rungs only ask for object ids, so small limits keep a hostile repository cheap. */
+/** One `ls-tree` of a large repository (ladder_tree) needs room; the timeout bounds a hostile one. */
 const GIT_LIMITS = { timeoutMs: 30_000, maxOutputBytes: 256 * 1024 * 1024 };
 
 export type LadderServerOptions = Pick<CommonOptions, 'roots' | 'controlDir' | 'gate' | 'audit'> & {
@@ -74,13 +74,21 @@ export function ladderDatabasePath(controlDir: string, policy: LadderPolicy): st
   return resolve(controlDir, policy.database);
 }
 
+export interface OpenedLadder {
+  readonly deps: LadderDeps;
+  /** The caller over stdio. */
+  readonly principal: string;
+  close(): void;
+}
+
 /**
- * The ladder server: rungs of the git repository under the first root (or `repo.root`), and the
- * lanes and asks of any repository, on one SQLite file. The first stdio actor to serve a default
- * repository that has no owner becomes its owner, so a fresh install can grant roles without a
- * bootstrap step, while later servers on the same file (other agents) do not.
+ * The stores and the git repository of the ladder, for any transport: rungs of the git repository
+ * under the first root (or `repo.root`), lanes and asks of any repository, on one SQLite file. The
+ * first stdio actor to serve a default repository that has no owner becomes its owner, so a fresh
+ * install can grant roles without a bootstrap step, while later servers on the same file (other
+ * agents) do not.
  */
-export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
+export async function openLadder(options: LadderServerOptions): Promise<OpenedLadder & { readonly policy: LadderPolicy }> {
   const policy = options.policy ?? loadLadderPolicy(options.controlDir);
   const gitRoot = policy.repo.root !== undefined ? resolve(options.roots[0]!, policy.repo.root) : options.roots[0]!;
   const paths = new Roots([...options.roots, gitRoot], { controlDir: options.controlDir, denyRead: [] });
@@ -104,10 +112,16 @@ export async function createLadderServer(options: LadderServerOptions): Promise<
       return { name: repo, git: await GitRepository.open(paths, gitRoot, GIT_LIMITS), signal };
     },
   };
+  return { deps, principal, policy, close: () => store.close() };
+}
+
+/** The ladder server over MCP: every call acts as the stdio principal. */
+export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
+  const { deps, principal, policy, close } = await openLadder(options);
   return createToolServer<LadderCapabilities>({
     namespace: 'ladder',
     version: LADDER_VERSION,
-    instructions: `The Ladder (summaries of ${defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as ${principal}. repo defaults to ${defaultRepo}.`,
+    instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as ${principal}. repo defaults to ${deps.defaultRepo}.`,
     tools: ladderTools,
     policy,
     capabilities: { ...deps, principal },
@@ -115,6 +129,6 @@ export async function createLadderServer(options: LadderServerOptions): Promise<
     gate: options.gate,
     audit: options.audit,
     limits: DEFAULT_OUTPUT_LIMITS,
-    onClose: async () => store.close(),
+    onClose: async () => close(),
   });
 }

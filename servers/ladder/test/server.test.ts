@@ -88,6 +88,9 @@ describe('the ladder server over MCP', () => {
     expect(granted.isError).toBe(false);
     const roles = await ada.call<{ roles: { principal: string; role: string }[] }>('role_list', {});
     expect(roles.structured.roles).toEqual(expect.arrayContaining([expect.objectContaining({ principal: 'bob', role: 'maintainer' })]));
+    const laneless = await ada.call('role_grant', { principal: 'bob', role: 'coordinator' });
+    expect(laneless.isError).toBe(true);
+    expect(laneless.text).toContain('give lane_id');
     const refused = await bob.call('role_grant', { principal: 'eve', role: 'owner' });
     expect(refused.isError).toBe(true);
     expect(refused.text).toMatch(/owner/);

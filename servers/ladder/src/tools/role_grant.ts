@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ToolError } from '@bulkhead/core';
 import { actorField, checkSelf, defineLadderTool, repoField, repoOf, WRITES_LOCAL } from '../context.js';
 import { renderRole, roleGrantResult } from '../results.js';
 import { roleGrantInput } from '../store/work-queue.js';
@@ -20,7 +21,9 @@ export const roleGrant = defineLadderTool({
   risk: 'high',
   async call(deps, principal, { actor, repo, ...grant }) {
     checkSelf(principal, actor, 'actor');
-    return { grant: await deps.store.grantRole(roleGrantInput.parse({ ...grant, repo: repoOf(deps, repo) }), principal) };
+    const checked = roleGrantInput.safeParse({ ...grant, repo: repoOf(deps, repo) });
+    if (!checked.success) throw new ToolError(z.prettifyError(checked.error), 'bad_argument');
+    return { grant: await deps.store.grantRole(checked.data, principal) };
   },
   render: ({ grant }) => `granted ${renderRole(grant)}`,
 });
