@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { ConfigError, createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, Roots, ToolError, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { LadderCapabilities, LadderDeps, LadderTool } from './context.js';
+import { serveToolEndpoint, type RunningToolEndpoint } from './http/tool-endpoint.js';
 import { Ladder } from './ladder/ladder.js';
 import { LADDER_POLICY_FILE, ladderPolicySchema, type LadderPolicy } from './policy.js';
 import { openDatabase, systemClock, type Clock } from './store/database.js';
@@ -54,6 +55,10 @@ export type LadderServerOptions = Pick<CommonOptions, 'roots' | 'controlDir' | '
   readonly policy?: LadderPolicy;
   /** Time for leases and history (tests move it by hand). */
   readonly clock?: Clock;
+  /** Also serve zz's HTTP tool endpoint here (bearer tokens from `bulkhead-ladder token create`). */
+  readonly toolEndpoint?: { readonly host: string; readonly port: number };
+  /** Told the endpoint's URL once it listens. */
+  readonly onToolEndpoint?: (url: string) => void;
 };
 
 export function loadLadderPolicy(controlDir: string): LadderPolicy {
@@ -118,6 +123,16 @@ export async function openLadder(options: LadderServerOptions): Promise<OpenedLa
 /** The ladder server over MCP: every call acts as the stdio principal. */
 export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
   const { deps, principal, policy, close } = await openLadder(options);
+  let endpoint: RunningToolEndpoint | undefined;
+  if (options.toolEndpoint) {
+    try {
+      endpoint = await serveToolEndpoint(deps, ladderTools, options.toolEndpoint.host, options.toolEndpoint.port);
+    } catch (error) {
+      close();
+      throw error;
+    }
+    options.onToolEndpoint?.(endpoint.url);
+  }
   return createToolServer<LadderCapabilities>({
     namespace: 'ladder',
     version: LADDER_VERSION,
@@ -129,6 +144,9 @@ export async function createLadderServer(options: LadderServerOptions): Promise<
     gate: options.gate,
     audit: options.audit,
     limits: DEFAULT_OUTPUT_LIMITS,
-    onClose: async () => close(),
+    onClose: async () => {
+      await endpoint?.close();
+      close();
+    },
   });
 }

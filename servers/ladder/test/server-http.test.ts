@@ -2,35 +2,42 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { auditPolicySchema } from '@bulkhead/core';
 import { serveToolEndpoint, type RunningToolEndpoint } from '../src/http/tool-endpoint.js';
 import { ladderPolicySchema } from '../src/policy.js';
-import { ladderTools, openLadder, type OpenedLadder } from '../src/server.js';
+import { createLadderServer, ladderTools, openLadder, type OpenedLadder } from '../src/server.js';
 import type { Ask, LaneWithHistory } from '../src/store/work-queue.js';
 import { ladderWorld, type LadderWorld } from './server-helpers.js';
 
 let world: LadderWorld;
-let ladder: OpenedLadder;
-let endpoint: RunningToolEndpoint;
+/** The ladder and endpoint a test started; the last test's server owns its own. */
+let running: { ladder: OpenedLadder; endpoint: RunningToolEndpoint } | undefined;
 
 afterEach(async () => {
-  await endpoint.close();
-  ladder.close();
+  await running?.endpoint.close();
+  running?.ladder.close();
+  running = undefined;
   await world.close();
 });
 
 /** The endpoint on a fresh world whose repository is served as acme/widgets; the stdio actor ada owns it. */
-async function start(): Promise<void> {
+async function start(): Promise<OpenedLadder> {
   world = await ladderWorld();
-  ladder = await openLadder({
+  const ladder = await openLadder({
     roots: [world.repoDir],
     controlDir: world.controlDir,
     gate: { kind: 'gateway' },
     audit: auditPolicySchema.parse({ enabled: false }),
     policy: ladderPolicySchema.parse({ actor: 'ada', repo: { name: 'acme/widgets' } }),
   });
-  endpoint = await serveToolEndpoint(ladder.deps, ladderTools, '127.0.0.1', 0);
+  running = { ladder, endpoint: await serveToolEndpoint(ladder.deps, ladderTools, '127.0.0.1', 0) };
+  return ladder;
+}
+
+function endpointUrl(): string {
+  if (!running) throw new Error('start() the endpoint first');
+  return running.endpoint.url;
 }
 
 async function post(tool: string, args: unknown, token?: string, repo = 'acme/widgets'): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: string } }> {
-  const response = await fetch(`${endpoint.url}/api/repos/${repo}/tools/${tool}`, {
+  const response = await fetch(`${endpointUrl()}/api/repos/${repo}/tools/${tool}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(args),
@@ -40,7 +47,7 @@ async function post(tool: string, args: unknown, token?: string, repo = 'acme/wi
 
 describe('the HTTP tool endpoint', () => {
   it('refuses calls without a token, with a wrong one and with a revoked one', async () => {
-    await start();
+    const ladder = await start();
     const missing = await post('lane_list', {});
     expect(missing.status).toBe(401);
     expect(missing.body.error).toContain('Authorization: Bearer');
@@ -55,7 +62,7 @@ describe('the HTTP tool endpoint', () => {
   });
 
   it('runs the tools as the token actor in the repository the URL names', async () => {
-    await start();
+    const ladder = await start();
     const bob = (await ladder.deps.store.createToken('bob')).secret;
     const proposed = await post('lane_propose', { title: 'Over HTTP' }, bob);
     expect(proposed.status).toBe(200);
@@ -81,13 +88,35 @@ describe('the HTTP tool endpoint', () => {
   });
 
   it('answers unknown tools, wrong methods and bad arguments with an error', async () => {
-    await start();
+    const ladder = await start();
     const bob = (await ladder.deps.store.createToken('bob')).secret;
     expect((await post('no_such_tool', {}, bob)).status).toBe(404);
     const badArguments = await post('ask_claim', { ask_id: 'nope' }, bob);
     expect(badArguments.status).toBe(400);
     expect(badArguments.body.error).toContain('ask id looks like');
-    const get = await fetch(`${endpoint.url}/api/repos/acme/widgets/tools/lane_list`, { headers: { authorization: `Bearer ${bob}` } });
+    const get = await fetch(`${endpointUrl()}/api/repos/acme/widgets/tools/lane_list`, { headers: { authorization: `Bearer ${bob}` } });
     expect(get.status).toBe(405);
+  });
+});
+
+describe('the MCP server with the tool endpoint beside it', () => {
+  it('serves the endpoint while the server runs and stops it when the server closes', async () => {
+    world = await ladderWorld();
+    let url = '';
+    const server = await createLadderServer({
+      roots: [world.repoDir],
+      controlDir: world.controlDir,
+      gate: { kind: 'gateway' },
+      audit: auditPolicySchema.parse({ enabled: false }),
+      policy: ladderPolicySchema.parse({ actor: 'ada' }),
+      toolEndpoint: { host: '127.0.0.1', port: 0 },
+      onToolEndpoint: (listening) => {
+        url = listening;
+      },
+    });
+    const unauthenticated = await fetch(`${url}/api/repos/local/repo/tools/lane_list`, { method: 'POST', body: '{}' });
+    expect(unauthenticated.status).toBe(401);
+    await server.close();
+    await expect(fetch(`${url}/api/repos/local/repo/tools/lane_list`, { method: 'POST', body: '{}' })).rejects.toThrow();
   });
 });
