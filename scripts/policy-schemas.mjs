@@ -11,6 +11,7 @@ export async function policySchemaFiles() {
   const git = await import(pathToFileURL(join(repo, 'servers/git/dist/policy.js')).href);
   const web = await import(pathToFileURL(join(repo, 'servers/web/dist/policy.js')).href);
   const shell = await import(pathToFileURL(join(repo, 'servers/shell/dist/policy.js')).href);
+  const ladder = await import(pathToFileURL(join(repo, 'servers/ladder/dist/policy.js')).href);
   const gateway = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/schema.js')).href);
   const hooks = await import(pathToFileURL(join(repo, 'servers/gateway/dist/config/hooks.js')).href);
   const entries = [
@@ -20,6 +21,7 @@ export async function policySchemaFiles() {
     ['fs_write_policy.yaml', fsWrite.fsWritePolicySchema],
     ['git_policy.yaml', git.gitPolicySchema],
     ['shell_policy.yaml', shell.shellPolicySchema],
+    ['ladder_policy.yaml', ladder.ladderPolicySchema],
     ['web_policy.yaml', web.webPolicySchema],
     ['bulkhead.yaml', gateway.gatewayConfigSchema],
     ['tool_policy.yaml', gateway.toolPolicySchema],
