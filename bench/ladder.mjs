@@ -1,0 +1,323 @@
+// `pnpm bench ladder`: the ladder server's stores (servers/ladder/dist), issue 8's benchmark.
+//   1. Claim-and-answer throughput with 1, 4 and 8 processes on one SQLite file over 10,000 asks,
+//      the work-queue store (claimNext + answer complete) against raw SQLite statements doing the
+//      same claim, bare and with the store's event rows, in the same run; every ask checked to be
+//      answered exactly once. Then an in-process count of the statements each claim+answer runs.
+//   2. ladder_search p50/p99 over 100,000 rungs and ladder_tree on a 20,000-file repository
+//      (bench/lib/ladder-rungs.mjs).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { dirname, join, relative } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { benchFlags, positiveInteger } from './lib/cli-options.mjs';
+import { stopChildrenOnExit } from './lib/processes.mjs';
+
+const BENCH = dirname(fileURLToPath(import.meta.url));
+const REPO = join(BENCH, '..');
+const LADDER = join(REPO, 'servers', 'ladder');
+const WORK = join(BENCH, '.work', 'ladder');
+const ASKS = 10_000;
+const PROCESSES = [1, 4, 8];
+const ROUNDS = 3;
+const RUNGS = 100_000;
+const FILES = 20_000;
+const TARGETS = { claimsPerSecond: 1_000, claimsAtProcesses: 8, ratioToRaw: 0.5, searchP99Ms: 10 };
+const VARIANT_LABELS = {
+  store: 'store (claimNext + answer)',
+  'raw-bare': 'raw, bare (2 autocommit UPDATEs)',
+  'raw-events': 'raw, with events (2 BEGIN IMMEDIATE tx)',
+};
+
+const USAGE = `usage: pnpm bench ladder [--asks N] [--processes LIST] [--rounds N] [--rungs N] [--files N] [--no-claims] [--no-search] [--no-tree]
+
+  --asks N          asks in the queue for each claim run (default ${ASKS})
+  --processes LIST  comma-separated process counts (default ${PROCESSES.join(',')})
+  --rounds N        runs of every (process count, variant); the median is reported (default ${ROUNDS})
+  --rungs N         rungs for ladder_search (default ${RUNGS})
+  --files N         files in the ladder_tree repository (default ${FILES})
+  --no-claims, --no-search, --no-tree   skip a part
+
+Build first: \`npx tsc -b servers/ladder\`. A full run writes bench/results/ladder.{md,json}; any
+other run writes to bench/.work/ladder/results/.
+`;
+
+function parseOptions(argv) {
+  const values = benchFlags(
+    argv,
+    {
+      asks: { type: 'string' },
+      processes: { type: 'string' },
+      rounds: { type: 'string' },
+      rungs: { type: 'string' },
+      files: { type: 'string' },
+      'no-claims': { type: 'boolean', default: false },
+      'no-search': { type: 'boolean', default: false },
+      'no-tree': { type: 'boolean', default: false },
+    },
+    USAGE,
+  );
+  const processes = values.processes === undefined ? PROCESSES : values.processes.split(',').map((text) => positiveInteger(text.trim(), 1, '--processes'));
+  const options = {
+    asks: positiveInteger(values.asks, ASKS, '--asks'),
+    processes,
+    rounds: positiveInteger(values.rounds, ROUNDS, '--rounds'),
+    rungs: positiveInteger(values.rungs, RUNGS, '--rungs'),
+    files: positiveInteger(values.files, FILES, '--files'),
+    claims: !values['no-claims'],
+    search: !values['no-search'],
+    tree: !values['no-tree'],
+  };
+  options.official = argv.length === 0;
+  options.command = `pnpm bench ladder${argv.length ? ` ${argv.join(' ')}` : ''}`;
+  return options;
+}
+
+/** The compiled ladder must exist; warns when src is newer than the last build. */
+function checkBuild() {
+  const dist = join(LADDER, 'dist', 'store', 'sqlite-work-queue.js');
+  if (!existsSync(dist)) {
+    process.stderr.write(`${relative(REPO, dist)} is missing: run \`npx tsc -b servers/ladder\` first\n`);
+    process.exit(2);
+  }
+  const built = statSync(join(LADDER, 'dist', '.tsbuildinfo'), { throwIfNoEntry: false })?.mtimeMs ?? statSync(dist).mtimeMs;
+  const newest = readdirSync(join(LADDER, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .reduce((latest, entry) => Math.max(latest, statSync(join(entry.parentPath, entry.name)).mtimeMs), 0);
+  const stale = newest > built;
+  if (stale) process.stderr.write('warning: servers/ladder sources are newer than their last build; run `npx tsc -b servers/ladder` to bench the current code\n');
+  return stale;
+}
+
+const load = () => loadavg().map((n) => n.toFixed(2)).join(' ');
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length % 2 ? sorted[(sorted.length - 1) / 2] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+};
+const int = (n) => Math.round(n).toLocaleString('en-US');
+const ms = (n) => (n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
+const x = (n) => `${n.toFixed(2)}×`;
+const met = (ok) => (ok ? '**met**' : '**not met**');
+
+async function runClaims(options) {
+  const { makeTemplate, runOnce, profileClaims, VARIANTS } = await import('./lib/ladder-claims.mjs');
+  const dir = join(WORK, 'claims');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  try {
+    const template = join(dir, 'template.db');
+    let t = performance.now();
+    const laneId = await makeTemplate(template, options.asks);
+    process.stderr.write(`Claims: ${options.asks.toLocaleString('en-US')} asks posted through the store in ${ms(performance.now() - t)} ms (the template every run copies)\n`);
+    const runs = [];
+    let turn = 0;
+    for (let round = 0; round < options.rounds; round++) {
+      for (const processes of options.processes) {
+        // The variant that goes first rotates, so none always runs on the coldest or warmest machine.
+        const order = VARIANTS.map((_, i) => VARIANTS[(i + turn) % VARIANTS.length]);
+        turn++;
+        for (const variant of order) {
+          const result = await runOnce({ template, laneId, asks: options.asks, processes, variant, dir: join(dir, 'run') });
+          result.round = round;
+          runs.push(result);
+          process.stderr.write(
+            `  round ${round + 1}/${options.rounds} ${String(processes).padStart(2)} proc ${variant.padEnd(10)} ${int(result.perSecond).padStart(7)} claim+answer/s  ${ms(result.wallMs).padStart(6)} ms  ${result.check.ok ? 'verified' : `FAILED: ${result.check.problems.join('; ')}`}\n`,
+          );
+        }
+      }
+    }
+    process.stderr.write('Claims: counting statements per claim+answer (1 process, in-process) ...\n');
+    t = performance.now();
+    const profile = await profileClaims({ template, laneId, asks: options.asks, dir: join(dir, 'profile') });
+    const rows = options.processes.map((processes) => {
+      const of = (variant) => runs.filter((r) => r.processes === processes && r.variant === variant);
+      const stats = Object.fromEntries(
+        VARIANTS.map((variant) => {
+          const rates = of(variant).map((r) => r.perSecond);
+          return [variant, { median: median(rates), min: Math.min(...rates), max: Math.max(...rates), rates }];
+        }),
+      );
+      const verified = runs.filter((r) => r.processes === processes).every((r) => r.check.ok);
+      return { processes, stats, ratioBare: stats.store.median / stats['raw-bare'].median, ratioEvents: stats.store.median / stats['raw-events'].median, verified };
+    });
+    return { laneId, rows, runs: runs.map(({ check, ...rest }) => ({ ...rest, verified: check.ok, problems: check.problems })), profile };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function machine(stale) {
+  const cpu = cpus();
+  const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).stdout.trim();
+  const dirty = spawnSync('git', ['status', '--porcelain', '--', 'servers/ladder/src'], { cwd: REPO, encoding: 'utf8' }).stdout.trim() !== '';
+  const sqliteVersion = spawnSync(process.execPath, ['-e', `const D=require(${JSON.stringify(join(LADDER, 'node_modules', 'better-sqlite3'))});process.stdout.write(new D(':memory:').prepare('select sqlite_version()').pluck().get())`], { encoding: 'utf8' }).stdout.trim();
+  const betterSqlite = JSON.parse(readFileSync(join(LADDER, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8')).version;
+  return {
+    cpus: `${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown'}`,
+    memory: `${Math.round(totalmem() / 1024 ** 3)} GiB`,
+    os: `${process.platform} ${release()}`,
+    node: process.version,
+    sqlite: `better-sqlite3 ${betterSqlite}, SQLite ${sqliteVersion}`,
+    commit: `${commit}${dirty ? ' (servers/ladder/src modified)' : ''}${stale ? '; built before the latest edits to servers/ladder/src' : ''}`,
+  };
+}
+
+function verdicts(options, claims, search) {
+  const lines = [];
+  if (claims) {
+    const at = claims.rows.find((row) => row.processes === TARGETS.claimsAtProcesses) ?? claims.rows.at(-1);
+    const rate = at.stats.store.median;
+    lines.push({ key: 'throughput', ok: rate >= TARGETS.claimsPerSecond, text: `Claim+answer throughput with ${at.processes} processes: ${int(rate)}/s (target ≥ ${int(TARGETS.claimsPerSecond)}/s)` });
+    for (const row of claims.rows) {
+      lines.push({
+        key: `ratio-${row.processes}`,
+        ok: row.ratioEvents >= TARGETS.ratioToRaw,
+        text: `${row.processes} process${row.processes === 1 ? '' : 'es'}: store ${x(row.ratioEvents)} the raw statements with events (${int(row.stats.store.median)} vs ${int(row.stats['raw-events'].median)}/s), ${x(row.ratioBare)} the bare raw UPDATEs (${int(row.stats['raw-bare'].median)}/s) (target ≥ ${TARGETS.ratioToRaw}× the raw statement doing the same claim)`,
+        bareOk: row.ratioBare >= TARGETS.ratioToRaw,
+      });
+    }
+    lines.push({ key: 'exactly-once', ok: claims.rows.every((row) => row.verified), text: `Every ask answered exactly once in every run (${claims.runs.length} runs)` });
+  }
+  if (search) lines.push({ key: 'search', ok: search.p99 <= TARGETS.searchP99Ms, text: `ladder_search p99 over ${int(search.rungs)} rungs: ${ms(search.p99)} ms (target ≤ ${TARGETS.searchP99Ms} ms)` });
+  return lines;
+}
+
+function verdictText(lines) {
+  return lines
+    .map((line) => {
+      if (line.key.startsWith('ratio-')) return `- ${line.text}: against the raw statements with events ${met(line.ok)}; against the bare UPDATEs ${met(line.bareOk)}`;
+      return `- ${line.text}: ${met(line.ok)}`;
+    })
+    .join('\n');
+}
+
+function claimsTable(claims) {
+  const header = '| processes | store (claimNext + answer) | raw, with events | raw, bare | store / raw with events | store / raw bare | exactly once |';
+  const lines = [header, '| ---: | ---: | ---: | ---: | ---: | ---: | --- |'];
+  for (const row of claims.rows) {
+    const cell = (variant) => {
+      const s = row.stats[variant];
+      return s.rates.length > 1 ? `${int(s.median)}/s (${int(s.min)}–${int(s.max)})` : `${int(s.median)}/s`;
+    };
+    lines.push(`| ${row.processes} | ${cell('store')} | ${cell('raw-events')} | ${cell('raw-bare')} | ${x(row.ratioEvents)} | ${x(row.ratioBare)} | ${row.verified ? 'yes' : '**no**'} |`);
+  }
+  return lines.join('\n');
+}
+
+function profileTable(profile) {
+  const lines = ['| variant, 1 process in-process | statements per claim+answer (BEGIN/COMMIT included) | transactions | claim | answer | claim+answer |', '| --- | ---: | ---: | ---: | ---: | ---: |'];
+  for (const [variant, p] of Object.entries(profile)) {
+    lines.push(`| ${VARIANT_LABELS[variant]} | ${p.statementsPerClaimAndAnswer.toFixed(0)} | ${p.transactionsPerClaimAndAnswer} | ${Math.round(p.claimUs)} µs | ${Math.round(p.answerUs)} µs | ${Math.round(p.claimUs + p.answerUs)} µs |`);
+  }
+  return lines.join('\n');
+}
+
+function storeStatements(profile) {
+  const short = (source) => (source.length > 110 ? `${source.slice(0, 107)}…` : source);
+  return profile.store.statements.map((s) => `  - ${s.perClaimAndAnswer.toFixed(0)}× \`${short(s.source).replaceAll('`', "'")}\``).join('\n');
+}
+
+function searchTable(search, tree) {
+  const lines = ['| case | result |', '| --- | ---: |'];
+  if (search) {
+    lines.push(`| ladder_search p50, ${int(search.rungs)} rungs, ${int(search.queries)} queries | ${ms(search.p50)} ms |`);
+    lines.push(`| ladder_search p99 | ${ms(search.p99)} ms |`);
+    lines.push(`| ladder_search max | ${ms(search.max)} ms |`);
+    lines.push(`| ladder_search, each of the 5 most common words alone | ${search.mostCommonWordsMs.map(ms).join(', ')} ms |`);
+  }
+  if (tree) {
+    lines.push(`| ladder_tree, ${int(tree.files)} files, ${int(tree.rungs)} rungs, median of runs | ${ms(tree.treeMedianMs)} ms |`);
+    lines.push(`| ladder_tree, slowest run | ${ms(tree.treeMaxMs)} ms |`);
+    lines.push(`| ladder_read of one rung, median | ${ms(tree.readRungMedianMs)} ms |`);
+    lines.push(`| ladder_write_rung, per batch of 500 rungs | ${ms(tree.writeMsPer500)} ms |`);
+  }
+  return lines.join('\n');
+}
+
+function findings(claims) {
+  if (!claims?.profile) return '';
+  const p = claims.profile;
+  const storeUs = p.store.claimUs + p.store.answerUs;
+  const rawUs = p['raw-events'].claimUs + p['raw-events'].answerUs;
+  return `Where a store claim+answer goes (1 process, no contention, ${int(p.store.asks)} asks): ${Math.round(storeUs)} µs against ${Math.round(rawUs)} µs for the raw statements with events and ${Math.round(p['raw-bare'].claimUs + p['raw-bare'].answerUs)} µs bare. Both write paths take two BEGIN IMMEDIATE transactions and write the same two event rows; the store runs ${p.store.statementsPerClaimAndAnswer.toFixed(0)} statements per claim+answer where the raw path runs ${p['raw-events'].statementsPerClaimAndAnswer.toFixed(0)}:
+
+${storeStatements(claims.profile)}
+
+Under contention only one process holds the write lock at a time, so throughput is roughly 1 / (time the lock is held per claim+answer), plus what SQLite's busy handler loses: a process that finds the lock taken sleeps (1, 2, 5, 10 … ms steps) instead of being woken, so with more processes than cores the lock sits idle between holders. Every extra statement and every bit of JavaScript inside the transaction (zod parsing, \`toAsk\` with its dependency query and JSON.parse of the payload, the kind lookup) lengthens the hold.`;
+}
+
+function methodNotes(options, sql) {
+  return `Method:
+- Claims: one template database (the store's schema through \`SqliteWorkQueueStore\`) with one lane and ${int(options.asks)} open \`work\` asks (priorities 0–9, no dependencies, no assignee) posted through \`postAsk\` before any timing; every run copies it to a fresh file under bench/.work/ladder/, forks N worker processes (child_process.fork, bench/lib/ladder-claim-worker.mjs) that each open the file with the compiled ladder's \`openDatabase\` (WAL, synchronous=NORMAL, foreign keys on, busy_timeout 10 s), waits until all say ready, sends "go", and times from that signal to the last worker's last answer. Each worker loops until the queue is empty. ${options.rounds} round${options.rounds === 1 ? '' : 's'}; in each, for each process count, the three variants run back to back, the one going first rotating; the table shows the median (and range) of the rounds.
+- Store: \`await store.claimNext(laneId, actor)\` then \`await store.answer({ask_id, fence, answer: 'complete'}, actor)\` on \`SqliteWorkQueueStore\` from servers/ladder/dist (the code ask_claim/ask_answer run, without MCP around it).
+- Raw, bare: the least a claim and an answer can be, each one autocommit statement:
+\`\`\`sql
+${sql.bareClaim}
+${sql.bareAnswer}
+\`\`\`
+- Raw, with events (the honest comparison, "the raw statement doing the same claim"): the store's claimability guard folded into one claim statement, the claim and the answer each in a BEGIN IMMEDIATE transaction (better-sqlite3 \`transaction().immediate()\`) with the event row the store writes (\`claimed\` with detail \`{lease_until}\`, \`answered\` with \`{answer, note}\`):
+\`\`\`sql
+${sql.guardedClaim}
+${sql.insertEvent}
+${sql.guardedAnswer}
+${sql.insertEvent}
+\`\`\`
+- Exactly once: after every run the bench checks that the workers reported ${int(options.asks)} distinct ask ids between them, that every ask is \`answered\` \`complete\` with fence 1 and attempts 1 by the worker that reported it, and (store and raw with events) that every ask has exactly one \`claimed\` and one \`answered\` event.
+- Statement counts: afterwards, in the bench process, each variant drains a fresh copy of the template with one claimer while better-sqlite3's Statement run/get/all/iterate are wrapped to count executions by SQL text (BEGIN and COMMIT included); times per claim and per answer are means over the whole queue.
+- ladder_search and ladder_tree: bench/lib/ladder-rungs.mjs on the compiled \`Ladder\` with \`SqliteRungStore\` (in-process, no MCP): ${int(options.rungs)} rungs in 10 repositories with Zipf-distributed words, 1,000 queries of 1–3 words (a quarter limited to one repo, limit 20) after 50 warmups, p50/p99 by nearest rank; a ${int(options.files)}-file git repository with 5,000 rungs, then a commit touching 200 files, \`tree\` timed 7 times.`;
+}
+
+function writeResults(dir, data) {
+  mkdirSync(dir, { recursive: true });
+  const { options, claims, search, tree, m, startLoad, endLoad, date, sql } = data;
+  const v = verdicts(options, claims, search);
+  const table = claims ? claimsTable(claims) : '';
+  const pTable = claims ? profileTable(claims.profile) : '';
+  const sTable = search || tree ? searchTable(search, tree) : '';
+  const md = `# ladder benchmark
+
+Command: \`${options.command}\`  
+Date: ${date}  
+Machine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}, ${m.sqlite}; load average ${startLoad} at the start, ${endLoad} at the end  
+Bulkhead commit: ${m.commit}
+${table ? `\nClaim-and-answer throughput over ${int(options.asks)} asks in one lane (claims answered per second, wall time from the start signal to the last answer):\n\n${table}\n` : ''}
+Targets (issue 8):
+${verdictText(v)}
+${pTable ? `\nPer claim+answer, 1 process in-process (no contention):\n\n${pTable}\n` : ''}${claims ? `\n${findings(claims)}\n` : ''}${sTable ? `\nThe Ladder's read paths:\n\n${sTable}\n` : ''}${tree ? `\nladder_tree counts: ${JSON.stringify(tree.counts)}\n` : ''}
+${methodNotes(options, sql)}
+`;
+  writeFileSync(join(dir, 'ladder.md'), md);
+  writeFileSync(join(dir, 'ladder.json'), `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad, endLoad }, options, targets: TARGETS, verdicts: v, sql, claims, search, tree }, null, 1)}\n`);
+  return { table, pTable, sTable, verdicts: verdictText(v), written: join(dir, 'ladder.md') };
+}
+
+export async function main(argv) {
+  const options = parseOptions(argv);
+  stopChildrenOnExit();
+  const stale = checkBuild();
+  const startLoad = load();
+  const date = new Date().toISOString();
+  process.stderr.write(`Ladder bench: claims over ${int(options.asks)} asks with ${options.processes.join('/')} processes × ${options.rounds} rounds; search over ${int(options.rungs)} rungs; tree on ${int(options.files)} files; load average ${startLoad}\n`);
+  const { SQL } = await import('./lib/ladder-claims-sql.mjs');
+  const claims = options.claims ? await runClaims(options) : undefined;
+  let search;
+  let tree;
+  if (options.search || options.tree) {
+    const { benchSearch, benchTree } = await import('./lib/ladder-rungs.mjs');
+    if (options.search) {
+      process.stderr.write(`ladder_search: loading ${int(options.rungs)} rungs and running 1,000 queries ...\n`);
+      search = await benchSearch({ rungs: options.rungs });
+      process.stderr.write(`  p50 ${ms(search.p50)} ms, p99 ${ms(search.p99)} ms (load ${search.loadMs === null ? 'skipped' : `${ms(search.loadMs / 1000)} s`})\n`);
+    }
+    if (options.tree) {
+      process.stderr.write(`ladder_tree: a ${int(options.files)}-file repository ...\n`);
+      tree = await benchTree({ files: options.files });
+      process.stderr.write(`  median ${ms(tree.treeMedianMs)} ms\n`);
+    }
+  }
+  const endLoad = load();
+  const resultsDir = options.official ? join(BENCH, 'results') : join(WORK, 'results');
+  const out = writeResults(resultsDir, { options, claims, search, tree, m: machine(stale), startLoad, endLoad, date, sql: SQL });
+  process.stdout.write(`\n${out.table}\n\nTargets:\n${out.verdicts}\n${out.pTable ? `\n${out.pTable}\n` : ''}${out.sTable ? `\n${out.sTable}\n` : ''}\nWritten to ${relative(process.cwd(), out.written)} and ladder.json\n`);
+}
