@@ -1,17 +1,5 @@
 import type { Db } from './database.js';
-
-/**
- * Migrations shared by every store on the ladder database: one row per (component, version), so
- * the rungs store can keep its own numbered steps in the same table without a shared counter.
- */
-function ensureMigrationsTable(db: Db): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    component TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    applied_at INTEGER NOT NULL,
-    PRIMARY KEY (component, version)
-  ) STRICT`);
-}
+import { applyMigrations } from './migrations.js';
 
 const COMPONENT = 'lanes';
 
@@ -111,18 +99,5 @@ const LANES_MIGRATIONS: readonly string[] = [
 
 /** Creates the lanes, asks, roles and tokens tables; safe to call on every open, from any process. */
 export function migrateLanes(db: Db, now: number = Date.now()): void {
-  ensureMigrationsTable(db);
-  const applied = db.prepare('SELECT version FROM schema_migrations WHERE component = ?').pluck();
-  const record = db.prepare('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)');
-  LANES_MIGRATIONS.forEach((sql, index) => {
-    const version = index + 1;
-    // Checked again inside the write lock: two processes opening a new file at once both see the
-    // step missing, but only the first to take the lock applies it.
-    db.transaction(() => {
-      const done = new Set(applied.all(COMPONENT) as number[]);
-      if (done.has(version)) return;
-      db.exec(sql);
-      record.run(COMPONENT, version, now);
-    }).immediate();
-  });
+  applyMigrations(db, COMPONENT, LANES_MIGRATIONS, now);
 }

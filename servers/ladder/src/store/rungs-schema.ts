@@ -1,4 +1,5 @@
 import type { Db } from './database.js';
+import { applyMigrations } from './migrations.js';
 
 const COMPONENT = 'rungs';
 
@@ -47,33 +48,7 @@ const RUNGS_MIGRATIONS: readonly string[] = [
   INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repoToken})');`,
 ];
 
-/**
- * The migrations table shared with the lanes store (lanes-schema.ts creates the same one): one row
- * per (component, version), so each store numbers its own steps. Repeated here so the rungs store
- * does not depend on the lanes store's module; both statements must stay identical.
- */
-function ensureMigrationsTable(db: Db): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    component TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    applied_at INTEGER NOT NULL,
-    PRIMARY KEY (component, version)
-  ) STRICT`);
-}
-
 /** Creates rungs, rung_revisions and rung_search; safe to call on every open, from any process. */
 export function migrateRungs(db: Db, now: number = Date.now()): void {
-  ensureMigrationsTable(db);
-  const applied = db.prepare('SELECT version FROM schema_migrations WHERE component = ?').pluck();
-  const record = db.prepare('INSERT INTO schema_migrations (component, version, applied_at) VALUES (?, ?, ?)');
-  RUNGS_MIGRATIONS.forEach((sql, index) => {
-    const version = index + 1;
-    // Checked again inside the write lock: two processes opening a new file at once both see the
-    // step missing, but only the first to take the lock applies it.
-    db.transaction(() => {
-      if ((applied.all(COMPONENT) as number[]).includes(version)) return;
-      db.exec(sql);
-      record.run(COMPONENT, version, now);
-    }).immediate();
-  });
+  applyMigrations(db, COMPONENT, RUNGS_MIGRATIONS, now);
 }
