@@ -127,11 +127,26 @@ export async function profileClaims({ template, laneId, asks, dir }) {
     const proto = Object.getPrototypeOf(db.prepare('SELECT 1'));
     const originals = {};
     const counts = new Map();
+    // Time the write lock is held: BEGIN IMMEDIATE to the end of COMMIT, or (autocommit) the statement itself.
+    let holdMs = 0;
+    let commitMs = 0;
+    let begunAt;
     for (const method of ['run', 'get', 'all', 'iterate']) {
       originals[method] = proto[method];
       proto[method] = function counted(...args) {
         counts.set(this.source, (counts.get(this.source) ?? 0) + 1);
-        return originals[method].apply(this, args);
+        const t = performance.now();
+        try {
+          return originals[method].apply(this, args);
+        } finally {
+          const end = performance.now();
+          if (this.source.startsWith('BEGIN')) begunAt = t;
+          else if (this.source === 'COMMIT') {
+            commitMs += end - t;
+            holdMs += end - begunAt;
+            begunAt = undefined;
+          } else if (begunAt === undefined && this.source.startsWith('UPDATE')) holdMs += end - t;
+        }
       };
     }
     let claimMs = 0;
@@ -142,6 +157,8 @@ export async function profileClaims({ template, laneId, asks, dir }) {
       if (variant === 'store') {
         const store = new SqliteWorkQueueStore(db);
         counts.clear();
+        holdMs = 0;
+        commitMs = 0;
         for (;;) {
           const t0 = performance.now();
           const claim = await store.claimNext(laneId, actor);
@@ -155,6 +172,8 @@ export async function profileClaims({ template, laneId, asks, dir }) {
       } else {
         const sql = rawStatements(db);
         counts.clear();
+        holdMs = 0;
+        commitMs = 0;
         const claimTx = db.transaction(() => {
           const now = Date.now();
           const claimed = sql.guardedClaim.get({ lane_id: laneId, actor, now, lease_until: now + LEASE_MS });
@@ -192,7 +211,9 @@ export async function profileClaims({ template, laneId, asks, dir }) {
       claimUs: (claimMs / done) * 1000,
       answerUs: (answerMs / done) * 1000,
       statementsPerClaimAndAnswer: statements.reduce((sum, s) => sum + s.perClaimAndAnswer, 0),
-      transactionsPerClaimAndAnswer: variant === 'raw-bare' ? 2 : 2,
+      transactionsPerClaimAndAnswer: 2,
+      lockHeldUs: (holdMs / done) * 1000,
+      commitUs: (commitMs / done) * 1000,
       statements,
     };
   }
