@@ -2,7 +2,6 @@ import { ToolError } from '@bulkhead/core';
 import type { Answer, AskKinds, Scope } from './ask-kinds.js';
 import { RESOLVING_ANSWERS } from './ask-kinds.js';
 import type { Clock, Db } from './database.js';
-import { immediate } from './database.js';
 import { isoTime, isoTimeOrNull, newId, toHistoryEvent, type EventRow } from './records.js';
 import type { SqliteLanes } from './lanes.js';
 import type { SqliteRoles } from './roles.js';
@@ -46,6 +45,11 @@ interface DependencyRow {
   answer: Answer | null;
 }
 
+/** A claim's RETURNING row: the ask after the claim, and whether it has dependencies to read. */
+interface ClaimedRow extends AskRow {
+  has_dependencies: number;
+}
+
 export interface AskSettings {
   leaseMs: number;
   maxAttempts: number;
@@ -76,9 +80,13 @@ const RENEWAL = `(a.state = 'claimed' AND a.holder = @actor AND a.lease_until >=
  */
 export class SqliteAsks {
   private readonly statements;
+  /** Each transaction wrapper is created once; `.immediate(...)` runs it under BEGIN IMMEDIATE. */
+  private readonly tx;
+  /** Kinds of contributor scope (everyone holds it) allowing each answer: answered without a roles query. */
+  private readonly openKindsByAnswer: Map<Answer, string>;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly clock: Clock,
     private readonly lanes: SqliteLanes,
     private readonly roles: SqliteRoles,
@@ -114,6 +122,18 @@ export class SqliteAsks {
          WHERE a.id = @id AND (${RENEWAL} OR (${NEWLY_CLAIMABLE}))
          RETURNING *`,
       ),
+      claimNext: db.prepare<{ lane_id: string; kinds: string; actor: string; now: number; lease_until: number }, ClaimedRow>(
+        `UPDATE asks AS a SET fence = a.fence + 1, attempts = a.attempts + 1, state = 'claimed', holder = @actor, lease_until = @lease_until, updated_at = @now
+         WHERE a.id = (
+           SELECT a.id FROM asks a
+           WHERE a.lane_id = @lane_id AND a.state IN ('open', 'claimed') AND a.kind IN (SELECT value FROM json_each(@kinds)) AND ${NEWLY_CLAIMABLE}
+           ORDER BY a.priority, a.created_at, a.rowid LIMIT 1)
+         AND EXISTS (SELECT 1 FROM lanes l WHERE l.id = @lane_id AND l.state IN ('proposed', 'active'))
+         RETURNING *, EXISTS (SELECT 1 FROM ask_dependencies d WHERE d.ask_id = id) AS has_dependencies`,
+      ),
+      lastFencedEvent: db.prepare<[string], { type: string; actor: string; fence: number }>(
+        'SELECT type, actor, fence FROM ask_events WHERE ask_id = ? AND fence IS NOT NULL ORDER BY seq DESC LIMIT 1',
+      ),
       claimable: db.prepare<{ lane_id: string; kinds: string; actor: string; now: number; limit: number }, AskRow>(
         `SELECT a.* FROM asks a
          WHERE a.lane_id = @lane_id AND a.state IN ('open', 'claimed') AND a.kind IN (SELECT value FROM json_each(@kinds)) AND ${NEWLY_CLAIMABLE}
@@ -123,19 +143,42 @@ export class SqliteAsks {
         `UPDATE asks SET state = CASE WHEN attempts >= max_attempts THEN 'expired' ELSE 'open' END, holder = NULL, lease_until = NULL, updated_at = ?
          WHERE id = ? AND state = 'claimed' AND fence = ? RETURNING state`,
       ),
-      answer: db.prepare<{ id: string; fence: number; actor: string; answer: Answer; note: string | null; now: number }, AskRow>(
-        `UPDATE asks SET state = 'answered', answer = @answer, answer_note = @note, answered_by = @actor, lease_until = NULL, updated_at = @now
-         WHERE id = @id AND state = 'claimed' AND fence = @fence AND holder = @actor RETURNING *`,
+      answer: db.prepare<{ id: string; fence: number; actor: string; answer: Answer; note: string | null; now: number; kinds: string }, ClaimedRow>(
+        `UPDATE asks AS a SET state = 'answered', answer = @answer, answer_note = @note, answered_by = @actor, lease_until = NULL, updated_at = @now
+         WHERE a.id = @id AND a.state = 'claimed' AND a.fence = @fence AND a.holder = @actor AND a.kind IN (SELECT value FROM json_each(@kinds))
+         RETURNING *, EXISTS (SELECT 1 FROM ask_dependencies d WHERE d.ask_id = id) AS has_dependencies`,
       ),
       expire: db.prepare<[number, string]>(`UPDATE asks SET state = 'expired', holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ?`),
       cancel: db.prepare<[number, string]>(`UPDATE asks SET state = 'cancelled', lease_until = NULL, updated_at = ? WHERE id = ? AND state IN ('open', 'claimed')`),
+    };
+    this.openKindsByAnswer = new Map();
+    for (const answer of ['complete', 'deny', 'grant'] as const) {
+      const names = kinds.names().filter((name) => {
+        const kind = kinds.require(name);
+        return kind.scope === 'contributor' && kind.answers.includes(answer);
+      });
+      this.openKindsByAnswer.set(answer, JSON.stringify(names));
+    }
+    this.tx = {
+      post: db.transaction((ask: ReturnType<typeof postAskInput.parse>, kindName: string, actor: string) => this.postLocked(ask, kindName, actor)),
+      addDependencies: db.transaction((askId: string, added: string[], actor: string) => this.addDependenciesLocked(askId, added, actor)),
+      claim: db.transaction((askId: string, actor: string, leaseSeconds: number | undefined) => this.claimLocked(askId, actor, leaseSeconds)),
+      claimNext: db.transaction((laneId: string, kinds: string, actor: string, leaseSeconds: number | undefined) => this.claimNextLocked(laneId, kinds, actor, leaseSeconds)),
+      release: db.transaction((askId: string, fence: number, actor: string) => this.releaseLocked(askId, fence, actor)),
+      answer: db.transaction((answer: ReturnType<typeof answerInput.parse>, actor: string) => this.answerLocked(answer, actor)),
+      cancel: db.transaction((askId: string, actor: string, reason: string) => this.cancelLocked(askId, actor, reason)),
     };
   }
 
   post(input: PostAskInput, actor: string): PostedAsk {
     const ask = postAskInput.parse(input);
     const kind = this.kinds.require(ask.kind);
-    return immediate(this.db, () => {
+    return this.tx.post.immediate(ask, kind.name, actor);
+  }
+
+  private postLocked(ask: ReturnType<typeof postAskInput.parse>, kindName: string, actor: string): PostedAsk {
+    {
+      const kind = { name: kindName };
       const lane = this.lanes.row(ask.lane_id);
       if (ask.idempotency_key !== undefined) {
         const earlier = this.statements.selectByKey.get(lane.id, actor, ask.idempotency_key);
@@ -165,12 +208,16 @@ export class SqliteAsks {
       for (const dependency of dependsOn) this.statements.insertDependency.run(id, dependency);
       this.event(id, now, actor, 'posted', null, { kind: kind.name, priority: ask.priority, depends_on: dependsOn });
       return { ask: this.toAsk(this.row(id)), replayed: false };
-    });
+    }
   }
 
   addDependencies(askId: string, dependsOn: string[], actor: string): Ask {
     const added = [...new Set(dependsOn.map((id) => idSchemas.askId.parse(id)))];
-    return immediate(this.db, () => {
+    return this.tx.addDependencies.immediate(askId, added, actor);
+  }
+
+  private addDependenciesLocked(askId: string, added: string[], actor: string): Ask {
+    {
       const row = this.rowInLane(askId);
       if (row.posted_by !== actor) this.roles.requireScope(row.repo, row.lane_id, actor, 'coordinator', `adding dependencies to ${row.id} (posted by ${row.posted_by})`);
       if (row.state !== 'open') throw new ToolError(`${row.id} is ${row.state}; dependencies can only be added to an open ask`, 'conflict');
@@ -182,7 +229,7 @@ export class SqliteAsks {
       }
       this.event(row.id, this.clock(), actor, 'dependencies_added', null, { depends_on: added });
       return this.toAsk(this.row(row.id));
-    });
+    }
   }
 
   get(askId: string): AskWithHistory {
@@ -214,41 +261,64 @@ export class SqliteAsks {
 
   claim(askId: string, actor: string, options: ClaimOptions = {}): Claim {
     const { lease_seconds } = claimOptions.parse(options);
-    const outcome = immediate(this.db, (): Claim | ToolError => {
-      const before = this.rowInLane(askId);
-      this.requireWorkingLane(before.lane_id, before.lane_state, before.coordinator);
-      this.roles.requireScope(before.repo, before.lane_id, actor, this.kinds.require(before.kind).scope, `claiming ${before.id} (${before.kind})`);
-      const now = this.clock();
-      const leaseUntil = now + this.leaseMs(lease_seconds);
-      const claimed = this.statements.claim.get({ id: before.id, actor, now, lease_until: leaseUntil });
-      if (!claimed) return this.refuseClaim(before, actor, now);
-      return this.recordClaim(before, claimed, actor, now);
-    });
+    const outcome = this.tx.claim.immediate(askId, actor, lease_seconds);
     if (outcome instanceof ToolError) throw outcome;
-    return outcome;
+    return this.toClaim(outcome.claimed, outcome.renewed, outcome.claimed.has_dependencies !== 0);
+  }
+
+  private claimLocked(askId: string, actor: string, leaseSeconds: number | undefined): { claimed: ClaimedRow; renewed: boolean } | ToolError {
+    const before = this.rowInLane(askId);
+    this.requireWorkingLane(before.lane_id, before.lane_state, before.coordinator);
+    const scope = this.kinds.require(before.kind).scope;
+    if (scope !== 'contributor') this.roles.requireScope(before.repo, before.lane_id, actor, scope, `claiming ${before.id} (${before.kind})`);
+    const now = this.clock();
+    const leaseUntil = now + this.leaseMs(leaseSeconds);
+    const claimed = this.statements.claim.get({ id: before.id, actor, now, lease_until: leaseUntil });
+    if (!claimed) return this.refuseClaim(before, actor, now);
+    return { claimed: { ...claimed, has_dependencies: 1 }, renewed: this.recordClaim(before, claimed, actor, now) };
   }
 
   claimNext(laneId: string, actor: string, options: ClaimOptions & { kind?: string } = {}): Claim | undefined {
     const { kind, ...lease } = options;
     const { lease_seconds } = claimOptions.parse(lease);
-    return immediate(this.db, () => {
+    // Read before the write lock (WAL readers never wait): the lane, and the caller's scopes unless
+    // the wanted kind is of contributor scope, which everyone holds. The claim statement checks the
+    // lane's working state again, atomically.
+    const lane = this.lanes.row(laneId);
+    this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
+    const wanted = kind === undefined ? undefined : this.kinds.require(kind);
+    const kinds = wanted?.scope === 'contributor' ? [wanted.name] : this.kindsFor(this.roles.scopes(lane.repo, lane.id, actor), kind);
+    const claimed = this.tx.claimNext.immediate(lane.id, JSON.stringify(kinds), actor, lease_seconds);
+    if (!claimed) return undefined;
+    return this.toClaim(claimed, false, claimed.has_dependencies !== 0);
+  }
+
+  /** Picks and claims in one guarded UPDATE: two processes can never both take the same ask. */
+  private claimNextLocked(laneId: string, kinds: string, actor: string, leaseSeconds: number | undefined): ClaimedRow | undefined {
+    const now = this.clock();
+    const leaseUntil = now + this.leaseMs(leaseSeconds);
+    const claimed = this.statements.claimNext.get({ lane_id: laneId, kinds, actor, now, lease_until: leaseUntil });
+    if (!claimed) {
+      // Nothing claimable, or the lane stopped working since it was read: say which.
       const lane = this.lanes.row(laneId);
       this.requireWorkingLane(lane.id, lane.state, lane.coordinator);
-      const kinds = this.kindsFor(this.roles.scopes(lane.repo, lane.id, actor), kind);
-      const now = this.clock();
-      const leaseUntil = now + this.leaseMs(lease_seconds);
-      // The pick and the claim share one write transaction, so the pick cannot go stale; the
-      // claim statement's guard is kept anyway so the two paths cannot drift apart.
-      const [candidate] = this.statements.claimable.all({ lane_id: lane.id, kinds: JSON.stringify(kinds), actor, now, limit: 1 });
-      if (!candidate) return undefined;
-      const claimed = this.statements.claim.get({ id: candidate.id, actor, now, lease_until: leaseUntil });
-      if (!claimed) throw new ToolError(`${candidate.id} changed while claiming; try again`, 'conflict');
-      return this.recordClaim(candidate, claimed, actor, now);
-    });
+      return undefined;
+    }
+    // A first claim (fence 1) took an ask nobody held; otherwise the last fenced event says whether
+    // the ask was open (released) or held under a lapsed lease, and by whom.
+    const previous = claimed.fence > 1 ? this.statements.lastFencedEvent.get(claimed.id) : undefined;
+    const held = previous !== undefined && (previous.type === 'claimed' || previous.type === 'renewed');
+    const before = held ? { state: 'claimed' as const, holder: previous.actor, fence: previous.fence } : { state: 'open' as const, holder: null, fence: claimed.fence - 1 };
+    this.recordClaim(before, claimed, actor, now);
+    return claimed;
   }
 
   release(askId: string, fence: number, actor: string): Ask {
-    return immediate(this.db, () => {
+    return this.tx.release.immediate(askId, fence, actor);
+  }
+
+  private releaseLocked(askId: string, fence: number, actor: string): Ask {
+    {
       const row = this.row(askId);
       this.requireHold(row, fence, actor, 'release');
       const now = this.clock();
@@ -257,12 +327,33 @@ export class SqliteAsks {
       this.event(row.id, now, actor, 'released', fence, {});
       if (released.state === 'expired') this.event(row.id, now, actor, 'expired', fence, { reason: `${row.attempts} of ${row.max_attempts} attempts used` });
       return this.toAsk(this.row(row.id));
-    });
+    }
   }
 
   answer(input: AnswerInput, actor: string): Ask {
     const answer = answerInput.parse(input);
-    return immediate(this.db, () => {
+    const answered = this.tx.answer.immediate(answer, actor);
+    return this.toAsk(answered, answered.has_dependencies !== 0);
+  }
+
+  /**
+   * The guarded UPDATE first: held by the caller with this fence, and a kind of contributor scope
+   * that allows this answer. Only when it matches nothing is the ask read, to refuse in words or to
+   * check the scope of a maintainer or coordinator kind.
+   */
+  private answerLocked(answer: ReturnType<typeof answerInput.parse>, actor: string): ClaimedRow {
+    const now = this.clock();
+    const note = answer.note ?? null;
+    let answered = this.statements.answer.get({
+      id: answer.ask_id,
+      fence: answer.fence,
+      actor,
+      answer: answer.answer,
+      note,
+      now,
+      kinds: this.openKindsByAnswer.get(answer.answer) ?? '[]',
+    });
+    if (!answered) {
       const row = this.rowInLane(answer.ask_id);
       this.requireHold(row, answer.fence, actor, 'answer');
       const kind = this.kinds.require(row.kind);
@@ -271,31 +362,40 @@ export class SqliteAsks {
       }
       // Checked again at answer time: a role revoked while the ask was held no longer answers it.
       this.roles.requireScope(row.repo, row.lane_id, actor, kind.scope, `answering ${row.id} (${kind.name})`);
-      const now = this.clock();
-      const answered = this.statements.answer.get({ id: row.id, fence: answer.fence, actor, answer: answer.answer, note: answer.note ?? null, now });
+      answered = this.statements.answer.get({ id: row.id, fence: answer.fence, actor, answer: answer.answer, note, now, kinds: JSON.stringify([kind.name]) });
       if (!answered) throw new ToolError(`${row.id} changed while answering; read it again`, 'conflict');
-      this.event(row.id, now, actor, 'answered', answer.fence, { answer: answer.answer, note: answer.note ?? null });
-      return this.toAsk(answered);
-    });
+    }
+    this.event(answered.id, now, actor, 'answered', answer.fence, { answer: answer.answer, note });
+    return answered;
   }
 
   cancel(askId: string, actor: string, reason = ''): Ask {
-    return immediate(this.db, () => {
+    return this.tx.cancel.immediate(askId, actor, reason);
+  }
+
+  private cancelLocked(askId: string, actor: string, reason: string): Ask {
+    {
       const row = this.rowInLane(askId);
       if (row.posted_by !== actor) this.roles.requireScope(row.repo, row.lane_id, actor, 'coordinator', `cancelling ${row.id} (posted by ${row.posted_by})`);
       const now = this.clock();
       if (this.statements.cancel.run(now, row.id).changes !== 1) throw new ToolError(`${row.id} is ${row.state}; only open or claimed asks can be cancelled`, 'conflict');
       this.event(row.id, now, actor, 'cancelled', null, { reason, holder: row.state === 'claimed' ? row.holder : null });
       return this.toAsk(this.row(row.id));
-    });
+    }
   }
 
-  private recordClaim(before: Pick<AskRow, 'state' | 'holder' | 'fence' | 'lease_until'>, claimed: AskRow, actor: string, now: number): Claim {
+  /** Writes the claim's event; true when it renewed the caller's live lease. */
+  private recordClaim(before: Pick<AskRow, 'state' | 'holder' | 'fence'>, claimed: AskRow, actor: string, now: number): boolean {
     const renewed = claimed.fence === before.fence && before.state === 'claimed';
     const detail: Record<string, unknown> = { lease_until: isoTime(claimed.lease_until ?? now) };
     if (!renewed && before.state === 'claimed') Object.assign(detail, { superseded_fence: before.fence, previous_holder: before.holder });
     this.event(claimed.id, now, actor, renewed ? 'renewed' : 'claimed', claimed.fence, detail);
-    return { ask: this.toAsk(claimed), fence: claimed.fence, lease_until: isoTime(claimed.lease_until ?? now), renewed };
+    return renewed;
+  }
+
+  /** The reply to a claim, built after COMMIT from the claim's RETURNING row. */
+  private toClaim(claimed: AskRow, renewed: boolean, hasDependencies: boolean): Claim {
+    return { ask: this.toAsk(claimed, hasDependencies), fence: claimed.fence, lease_until: isoTime(claimed.lease_until ?? claimed.updated_at), renewed };
   }
 
   /**
@@ -406,8 +506,8 @@ export class SqliteAsks {
     return row;
   }
 
-  private toAsk(row: AskRow): Ask {
-    const dependencies = this.statements.dependencies.all(row.id);
+  private toAsk(row: AskRow, hasDependencies = true): Ask {
+    const dependencies = hasDependencies ? this.statements.dependencies.all(row.id) : [];
     const { waiting, blocked } = splitDependencies(dependencies);
     return {
       id: row.id,
