@@ -42,10 +42,10 @@ describe('bulkhead tools, search, serve and audit verify', () => {
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\talone');
   });
 
-  it('refuses to serve a compartment that is not installed', async () => {
-    const failure = await run(process.execPath, [GATEWAY_CLI, 'serve', 'ladder']).catch((error: { code: number; stderr: string }) => error);
+  it('refuses to serve a compartment that is not a built-in', async () => {
+    const failure = await run(process.execPath, [GATEWAY_CLI, 'serve', 'nosuch']).catch((error: { code: number; stderr: string }) => error);
     expect(failure).toMatchObject({ code: 2 });
-    expect((failure as { stderr: string }).stderr).toContain('bulkhead: ladder is not an installed built-in compartment (built-ins: fs, fs_write, shell, web, git, ladder)');
+    expect((failure as { stderr: string }).stderr).toContain('bulkhead: nosuch is not an installed built-in compartment (built-ins: fs, fs_write, shell, web, git, ladder)');
   });
 
   it('verifies the gateway audit chain', async () => {

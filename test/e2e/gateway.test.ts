@@ -95,10 +95,10 @@ describe('the gateway over stdio, with a built-in and a third-party server', () 
     expect((await gateway.client.listTools()).tools.map((t) => t.name)).not.toContain('everything__echo');
   });
 
-  it('reports a built-in that is not installed instead of crashing', async () => {
-    ws = workspace('servers:\n  fs: {}\n  ladder: {}\n');
+  it('reports a server it cannot start instead of crashing', async () => {
+    ws = workspace('servers:\n  fs: {}\n  nosuch: {}\n');
     gateway = await startGateway(ws);
-    expect(gateway.stderr()).toContain('bulkhead: ladder: the built-in compartment is not installed in this build (package @bulkhead/ladder); it is skipped');
+    expect(gateway.stderr()).toContain('bulkhead: nosuch: not a built-in compartment (fs, fs_write, shell, web, git, ladder), so it needs command (stdio) or url (HTTP)');
     expect((await gateway.client.listTools()).tools.map((t) => t.name)).toContain('fs__read_file');
   });
 });
