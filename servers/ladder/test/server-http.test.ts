@@ -80,6 +80,18 @@ describe('the HTTP tool endpoint', () => {
 
     const otherRepo = await post('lane_propose', { title: 'Elsewhere', repo: 'acme/other' }, bob);
     expect(otherRepo.status).toBe(400);
+    const foreign = (await post('lane_propose', { title: 'Elsewhere' }, bob, 'acme/other')).body.result!['lane'] as LaneWithHistory;
+    const crossings = [
+      ['lane_get', { lane_id: foreign.id }, 'acme/widgets'],
+      ['ask_post', { lane_id: foreign.id, kind: 'work', title: 'Sneaky' }, 'acme/widgets'],
+      ['ask_claim', { ask_id: first.id }, 'acme/other'],
+      ['lane_add_related', { lane_id: foreign.id, related_lane_id: lane.id }, 'acme/other'],
+    ] as const;
+    for (const [tool, args, through] of crossings) {
+      const crossed = await post(tool, args, bob, through);
+      expect({ tool, status: crossed.status }).toEqual({ tool, status: 404 });
+    }
+    expect((await post('lane_get', { lane_id: foreign.id }, bob)).body.error).toBe(`${foreign.id} is not a lane of acme/widgets`);
 
     const written = await post('ladder_write_rung', { rungs: [{ path: 'README.md', kind: 'file', commit: 'HEAD', summary: 'The readme' }] }, bob);
     expect(written.status).toBe(200);

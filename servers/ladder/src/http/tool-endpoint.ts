@@ -60,6 +60,27 @@ async function readJsonObject(request: IncomingMessage): Promise<Record<string, 
   return body as Record<string, unknown>;
 }
 
+/** Arguments that name a lane or an ask by id, whatever the tool. */
+const LANE_ARGUMENTS = ['lane_id', 'related_lane_id'] as const;
+const ASK_ARGUMENTS = ['ask_id'] as const;
+
+/**
+ * A token is used under one repository's URL: a lane or an ask named by id must belong to it, or a
+ * caller could reach another repository's queue through this one's address. Answered 404, as an id
+ * that does not exist there.
+ */
+async function requireInRepository(store: LadderDeps['store'], args: Record<string, unknown>, repo: string): Promise<void> {
+  const laneIds = LANE_ARGUMENTS.map((name) => args[name]).filter((id): id is string => typeof id === 'string');
+  for (const name of ASK_ARGUMENTS) {
+    const askId = args[name];
+    if (typeof askId === 'string') laneIds.push((await store.getAsk(askId)).lane_id);
+  }
+  for (const laneId of laneIds) {
+    const lane = await store.getLane(laneId);
+    if (lane.repo !== repo) throw new HttpError(404, `${laneId} is not a lane of ${repo}`);
+  }
+}
+
 function bearerToken(request: IncomingMessage): string {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
   if (!match) throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
@@ -91,6 +112,7 @@ export function toolEndpointHandler(deps: LadderDeps, tools: readonly LadderTool
       }
       const parsed = tool.input.safeParse(body);
       if (!parsed.success) throw new HttpError(400, `invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`);
+      await requireInRepository(deps.store, parsed.data as Record<string, unknown>, repo);
       const result = await tool.call({ ...deps, defaultRepo: repo }, actor, parsed.data);
       send(response, 200, { result });
     } catch (error) {
