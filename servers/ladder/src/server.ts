@@ -10,6 +10,7 @@ import { openDatabase, systemClock, type Clock } from './store/database.js';
 import { SqliteRungStore } from './store/rungs-sqlite.js';
 import { SqliteWorkQueueStore } from './store/sqlite-work-queue.js';
 import { askAnswer } from './tools/ask_answer.js';
+import { askCancel } from './tools/ask_cancel.js';
 import { askClaim } from './tools/ask_claim.js';
 import { askPost } from './tools/ask_post.js';
 import { askQueryClaimable } from './tools/ask_query_claimable.js';
@@ -22,9 +23,11 @@ import { ladderWriteRung } from './tools/ladder_write_rung.js';
 import { laneAddRelated } from './tools/lane_add_related.js';
 import { laneGet } from './tools/lane_get.js';
 import { laneList } from './tools/lane_list.js';
+import { laneSetState } from './tools/lane_set_state.js';
 import { lanePropose } from './tools/lane_propose.js';
 import { roleGrant } from './tools/role_grant.js';
 import { roleList } from './tools/role_list.js';
+import { roleRevoke } from './tools/role_revoke.js';
 
 export const LADDER_VERSION = '0.1.0';
 
@@ -38,12 +41,15 @@ export const ladderTools: readonly LadderTool[] = [
   laneGet,
   laneList,
   laneAddRelated,
+  laneSetState,
   askPost,
   askQueryClaimable,
   askClaim,
   askRelease,
   askAnswer,
+  askCancel,
   roleGrant,
+  roleRevoke,
   roleList,
 ];
 

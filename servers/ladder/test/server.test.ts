@@ -59,6 +59,37 @@ describe('the ladder server over MCP', () => {
     expect(history.length).toBeGreaterThan(0);
   });
 
+  it('pauses and resumes a lane, cancels an ask (blocking what depends on it) and revokes a role', async () => {
+    world = await ladderWorld();
+    const ada = await world.connect('ada');
+    const bob = await world.connect('bob');
+    const lane = (await ada.call<{ lane: LaneWithHistory }>('lane_propose', { title: 'Ship widgets' })).structured.lane;
+    const first = (await ada.call<{ ask: Ask }>('ask_post', { lane_id: lane.id, kind: 'work', title: 'Write the parser' })).structured.ask;
+    const second = (await ada.call<{ ask: Ask }>('ask_post', { lane_id: lane.id, kind: 'work', title: 'Document it', depends_on: [first.id] })).structured.ask;
+
+    expect((await ada.call<{ lane: LaneWithHistory }>('lane_set_state', { lane_id: lane.id, state: 'active' })).structured.lane.state).toBe('active');
+    expect((await ada.call<{ lane: LaneWithHistory }>('lane_set_state', { lane_id: lane.id, state: 'paused', reason: 'waiting for review' })).structured.lane.state).toBe('paused');
+    const whilePaused = await bob.call('ask_claim', { ask_id: first.id });
+    expect(whilePaused.isError).toBe(true);
+    expect(whilePaused.text).toContain('paused');
+    const notCoordinator = await bob.call('lane_set_state', { lane_id: lane.id, state: 'active' });
+    expect(notCoordinator.isError).toBe(true);
+    await ada.call('lane_set_state', { lane_id: lane.id, state: 'active' });
+
+    const cancelled = await ada.call<{ ask: Ask }>('ask_cancel', { ask_id: first.id, reason: 'not needed' });
+    expect(cancelled.structured.ask.state).toBe('cancelled');
+    expect((await ada.call('ask_cancel', { ask_id: first.id })).isError).toBe(true);
+    const claimable = await bob.call<{ claimable: ClaimableAsk[] }>('ask_query_claimable', { lane_id: lane.id });
+    expect(claimable.structured.claimable.map((entry) => entry.ask.id)).not.toContain(second.id);
+    const refused = await bob.call('ask_claim', { ask_id: second.id });
+    expect(refused.text).toContain(first.id);
+
+    expect((await ada.call('role_grant', { principal: 'bob', role: 'maintainer' })).isError).toBe(false);
+    expect((await ada.call<{ revoked: boolean }>('role_revoke', { principal: 'bob', role: 'maintainer' })).structured.revoked).toBe(true);
+    expect((await ada.call<{ revoked: boolean }>('role_revoke', { principal: 'bob', role: 'maintainer' })).structured.revoked).toBe(false);
+    expect((await bob.call('role_revoke', { principal: 'ada', role: 'owner' })).isError).toBe(true);
+  });
+
   it('refuses a coordinator-scope answer in words an agent can act on', async () => {
     world = await ladderWorld();
     const ada = await world.connect('ada');
