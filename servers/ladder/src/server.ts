@@ -12,6 +12,7 @@ import { SqliteWorkQueueStore } from './store/sqlite-work-queue.js';
 import { askAnswer } from './tools/ask_answer.js';
 import { askCancel } from './tools/ask_cancel.js';
 import { askClaim } from './tools/ask_claim.js';
+import { askClaimNext } from './tools/ask_claim_next.js';
 import { askPost } from './tools/ask_post.js';
 import { askQueryClaimable } from './tools/ask_query_claimable.js';
 import { askRelease } from './tools/ask_release.js';
@@ -45,6 +46,7 @@ export const ladderTools: readonly LadderTool[] = [
   askPost,
   askQueryClaimable,
   askClaim,
+  askClaimNext,
   askRelease,
   askAnswer,
   askCancel,

@@ -55,6 +55,12 @@ describe('the ladder server over MCP', () => {
     expect(after.structured.claimable.map((entry) => entry.ask.id)).toEqual([second.id]);
     expect(after.text).toContain('Document the parser');
 
+    const next = await bob.call<{ claim: Claim | null }>('ask_claim_next', { lane_id: lane.id });
+    expect(next.structured.claim?.ask.id).toBe(second.id);
+    const none = await ada.call<{ claim: Claim | null }>('ask_claim_next', { lane_id: lane.id });
+    expect(none.structured.claim).toBeNull();
+    expect(none.text).toBe('nothing in this lane is claimable for you now');
+
     const history = (await ada.call<{ lane: LaneWithHistory }>('lane_get', { lane_id: lane.id })).structured.lane.history;
     expect(history.length).toBeGreaterThan(0);
   });
