@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { processAlive } from '@bulkhead/core';
 import { join } from 'node:path';
 import { isRunning } from './processes.js';
 
@@ -102,11 +103,36 @@ function enablePidsController(parent: string): boolean {
 }
 
 let commandCount = 0;
+let sweptParents = false;
+
+/**
+ * Removes the empty cgroups a server that died mid-command left behind (named `<pid>-…`, the pid
+ * no longer running); one still holding a process is not empty, so rmdir leaves it.
+ */
+function sweepCgroupsOfGoneServers(support: CgroupSupport): void {
+  for (const parent of new Set([support.pidsParent, support.killParent])) {
+    if (parent === null) continue;
+    let names: string[];
+    try {
+      names = readdirSync(parent, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    } catch {
+      continue;
+    }
+    for (const name of names) {
+      const owner = Number(/^(\d+)-/.exec(name)?.[1]);
+      if (Number.isInteger(owner) && owner !== process.pid && !processAlive(owner)) tryRemove(join(parent, name));
+    }
+  }
+}
 /** Tells this server's cgroups from those a crashed server with the same pid left behind. */
 const serverToken = randomBytes(4).toString('hex');
 
 /** Makes the cgroups for one command, with pids.max = maxProcesses; null when there is nothing usable. */
 export function createCommandCgroups(support: CgroupSupport, maxProcesses: number): CommandCgroups | null {
+  if (!sweptParents) {
+    sweptParents = true;
+    sweepCgroupsOfGoneServers(support);
+  }
   for (const folder of [...notYetRemoved]) removeOrRetryLater(folder);
   commandCount += 1;
   const name = `${process.pid}-${serverToken}-${commandCount}`;
