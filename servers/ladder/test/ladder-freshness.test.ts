@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { UNWRITTEN_RELEASES_MAX_TAGS, type LadderTree } from '../src/ladder/ladder.js';
 import { commit, git, ladderFixture, type LadderFixture } from './ladder-helpers.js';
 
 const FILES = {
@@ -176,6 +177,74 @@ describe('releases and changesets', () => {
     const reading = await fx.ladder.readRung(fx.repo, '_changeset/cs-1');
     expect(reading.rung).toMatchObject({ objectId: first, commit: first });
     expect(reading.freshness).toBe('fresh');
+  });
+});
+
+function unwrittenReleases(tree: LadderTree): string[] {
+  return tree.unwritten.flatMap((entry) => (entry.kind === 'release' ? [entry.path] : []));
+}
+
+describe('unwritten releases', () => {
+  it('ladder_tree lists lightweight and annotated tags with no rung as unwritten _release/<tag>, after the tree paths, by tag name', async () => {
+    git(fx.dir, ['tag', '-a', '-m', 'Second release', 'v2.0']);
+    git(fx.dir, ['tag', 'v1.0']);
+    const tree = await fx.ladder.tree(fx.repo);
+    expect(tree.unwritten[0]).toEqual({ path: '_repo', kind: 'repo' });
+    expect(tree.unwritten.slice(-3)).toEqual([
+      { path: 'src/util.js', kind: 'file' },
+      { path: '_release/v1.0', kind: 'release' },
+      { path: '_release/v2.0', kind: 'release' },
+    ]);
+    expect(tree.counts).toEqual({ fresh: 0, stale: 0, missing: 0, unwritten: 9 });
+    expect(tree.unwrittenReleasesTruncated).toBe(false);
+  });
+
+  it('a release rung written for a tag takes it off the unwritten list and puts it among the rungs', async () => {
+    git(fx.dir, ['tag', '-a', '-m', 'Second release', 'v2.0']);
+    git(fx.dir, ['tag', 'v1.0']);
+    await fx.ladder.writeRungs(fx.repo, [{ path: '_release/v2.0', kind: 'release', commit: 'v2.0', summary: 'Second release' }], 'ada');
+    const tree = await fx.ladder.tree(fx.repo);
+    expect(unwrittenReleases(tree)).toEqual(['_release/v1.0']);
+    expect(tree.rungs).toEqual([expect.objectContaining({ path: '_release/v2.0', kind: 'release', freshness: 'fresh' })]);
+    expect(tree.counts).toEqual({ fresh: 1, stale: 0, missing: 0, unwritten: 8 });
+  });
+
+  it('leaves out a tag of a blob or a tree, and a tag whose name no rung path can hold', async () => {
+    git(fx.dir, ['tag', 'readme-blob', git(fx.dir, ['rev-parse', `${first}:README.md`]).trim()]);
+    git(fx.dir, ['tag', '-a', '-m', 'The root tree', 'root-tree', git(fx.dir, ['rev-parse', `${first}^{tree}`]).trim()]);
+    git(fx.dir, ['tag', 'v1.0']);
+    // Names git takes through update-ref but parseRungPath refuses: option-like, and not UTF-8.
+    git(fx.dir, ['update-ref', '--stdin'], Buffer.concat([Buffer.from(`create refs/tags/-rf ${first}\ncreate refs/tags/bad`), Buffer.from([0xff]), Buffer.from(` ${first}\n`)]));
+    expect(git(fx.dir, ['for-each-ref', '--format=%(refname)', 'refs/tags/']).trim().split('\n')).toHaveLength(5);
+    expect(unwrittenReleases(await fx.ladder.tree(fx.repo))).toEqual(['_release/v1.0']);
+  });
+
+  it('lists a tag named outside ASCII under its own name, and a rung can be written for it (git refuses spaces in tag names)', async () => {
+    expect(() => git(fx.dir, ['tag', 'v 1'])).toThrow(/not a valid tag name/);
+    const tag = 'версия-1.0-café';
+    git(fx.dir, ['tag', tag]);
+    expect(unwrittenReleases(await fx.ladder.tree(fx.repo))).toEqual([`_release/${tag}`]);
+    await fx.ladder.writeRungs(fx.repo, [{ path: `_release/${tag}`, kind: 'release', commit: tag, summary: 'Version 1.0' }], 'ada');
+    const tree = await fx.ladder.tree(fx.repo);
+    expect(unwrittenReleases(tree)).toEqual([]);
+    expect(tree.rungs).toEqual([expect.objectContaining({ path: `_release/${tag}`, freshness: 'fresh' })]);
+  });
+
+  it('lists every tag whatever commit the tree is measured at', async () => {
+    const second = commit(fx.dir, 'more', { 'new.txt': 'n\n' });
+    git(fx.dir, ['tag', 'v2.0', second]);
+    const tree = await fx.ladder.tree(fx.repo, first);
+    expect(tree.checkedAt).toBe(first);
+    expect(tree.unwritten.map((entry) => entry.path)).not.toContain('new.txt');
+    expect(unwrittenReleases(tree)).toEqual(['_release/v2.0']);
+  });
+
+  it(`lists the first ${UNWRITTEN_RELEASES_MAX_TAGS} tags by name when there are more, and says so`, async () => {
+    const names = Array.from({ length: UNWRITTEN_RELEASES_MAX_TAGS + 1 }, (_, i) => `t${String(i).padStart(5, '0')}`);
+    git(fx.dir, ['update-ref', '--stdin'], names.map((name) => `create refs/tags/${name} ${first}\n`).join(''));
+    const tree = await fx.ladder.tree(fx.repo);
+    expect(tree.unwrittenReleasesTruncated).toBe(true);
+    expect(unwrittenReleases(tree)).toEqual(names.slice(0, UNWRITTEN_RELEASES_MAX_TAGS).map((name) => `_release/${name}`));
   });
 });
 

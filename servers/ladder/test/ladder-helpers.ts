@@ -20,8 +20,9 @@ const TEST_GIT_ENV = {
   LC_ALL: 'C',
 };
 
-export function git(cwd: string, args: readonly string[]): string {
-  return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024 });
+/** Runs the tests' git in `cwd`; `input` goes to its stdin (`update-ref --stdin` takes ref names as bytes). */
+export function git(cwd: string, args: readonly string[], input?: string | Buffer): string {
+  return execFileSync('git', ['-c', 'init.defaultBranch=main', ...args], { cwd, env: TEST_GIT_ENV, encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024, ...(input === undefined ? {} : { input }) });
 }
 
 /** Writes files (null deletes one), stages everything and commits; returns the new commit id. */

@@ -2,7 +2,7 @@ import { ToolError, type GitRepository } from '@bulkhead/core';
 import type { Rung, RungStore, RungWrite, SearchResult } from '../store/rungs.js';
 import { freshnessOf, objectName, type Freshness } from './freshness.js';
 import { RepositoryObjects, type GitObject } from './git-objects.js';
-import { kindsForShape, parseRungPath, REPO_PATH, storedTarget, type RungKind, type RungTarget } from './rung-paths.js';
+import { kindsForShape, parseRungPath, releasePathOf, REPO_PATH, storedTarget, type RungKind, type RungTarget } from './rung-paths.js';
 
 export const MAX_RUNGS_PER_WRITE = 500;
 export const SUMMARY_MAX_CHARS = 1_000;
@@ -10,6 +10,8 @@ export const BODY_MAX_CHARS = 64_000;
 export const QUERY_MAX_CHARS = 1_000;
 export const SEARCH_DEFAULT_LIMIT = 20;
 export const SEARCH_MAX_LIMIT = 100;
+/** Tags `ladder_tree` reads for unwritten releases; a repository with more gets the first ones by name. */
+export const UNWRITTEN_RELEASES_MAX_TAGS = 10_000;
 
 /** A repository as the ladder sees it: its name on the server (the key of its rungs) and its git. */
 export interface LadderRepository {
@@ -68,7 +70,7 @@ export interface TreeEntry {
 
 export interface UnwrittenPath {
   readonly path: string;
-  readonly kind: 'repo' | 'directory' | 'file';
+  readonly kind: 'repo' | 'directory' | 'file' | 'release';
 }
 
 export interface LadderTree {
@@ -76,8 +78,13 @@ export interface LadderTree {
   readonly checkedAt: string;
   /** Every rung, by path. */
   readonly rungs: TreeEntry[];
-  /** Paths at the commit with no rung, by path (`_repo` first when it has none). */
+  /**
+   * Paths with no rung: `_repo` first when it has none, the paths at the commit by path, then
+   * `_release/<tag>` for each tag that names a commit, by tag name.
+   */
   readonly unwritten: UnwrittenPath[];
+  /** The repository has more than UNWRITTEN_RELEASES_MAX_TAGS tags; only the first ones by name were listed. */
+  readonly unwrittenReleasesTruncated: boolean;
   readonly counts: Readonly<Record<Freshness, number>>;
 }
 
@@ -119,7 +126,8 @@ function checkText(input: RungInput, i: number): void {
 /**
  * The Ladder: rungs kept by a RungStore, anchored to and checked against git. A call starts the
  * same few git processes whatever the number of rungs: the commit's resolution, one
- * `cat-file --batch-check` for every object in question and, for the whole tree, one `ls-tree`.
+ * `cat-file --batch-check` for every object in question and, for the whole tree, one `ls-tree` and
+ * one `for-each-ref` of the tags.
  */
 export class Ladder {
   constructor(private readonly store: RungStore) {}
@@ -213,7 +221,8 @@ export class Ladder {
 
   /**
    * The whole ladder at `commit` (default HEAD): every rung with its freshness, and every path
-   * with no rung, from one `ls-tree` of the commit and one look-up of the rungs outside the tree.
+   * with no rung, from one `ls-tree` of the commit, one look-up of the rungs outside the tree and
+   * one listing of the tags.
    */
   async tree(repo: LadderRepository, commit?: string): Promise<LadderTree> {
     const objects = new RepositoryObjects(repo.git, repo.signal);
@@ -221,9 +230,13 @@ export class Ladder {
     const rungs = await this.store.list(repo.name);
     const targets = rungs.map((rung) => storedTarget(rung.path));
     const outsideTree = targets.flatMap((target, i) => (target.shape === 'tree' ? [] : [i]));
-    const [listing, looked] = await Promise.all([
+    const [listing, looked, tags] = await Promise.all([
       objects.listTree(checkedAt),
       objects.lookup(outsideTree.map((i) => objectName(targets[i]!, checkedAt, rungs[i]!.commit))),
+      // Every tag, whatever `commit` is: a release rung is measured against where its tag points
+      // now (see objectName), not against the commit checked, so the releases still to write are
+      // the repository's tags, not the tags that happen to reach that commit.
+      objects.commitTags(UNWRITTEN_RELEASES_MAX_TAGS),
     ]);
     const outsideObjects = new Map(outsideTree.map((rungIndex, j) => [rungIndex, looked[j]]));
     const counts = emptyCounts();
@@ -238,8 +251,12 @@ export class Ladder {
     for (const [path, object] of listing) {
       if (!written.has(path)) unwritten.push({ path, kind: kindOfObject(object) });
     }
+    for (const tag of tags.names) {
+      const path = releasePathOf(tag);
+      if (path !== undefined && !written.has(path)) unwritten.push({ path, kind: 'release' });
+    }
     counts.unwritten = unwritten.length;
-    return { repo: repo.name, checkedAt, rungs: entries, unwritten, counts };
+    return { repo: repo.name, checkedAt, rungs: entries, unwritten, unwrittenReleasesTruncated: tags.truncated, counts };
   }
 
   /** Full-text search over every repository's rungs (or one's), best first, with snippets. */

@@ -60,6 +60,21 @@ export function parseRungPath(value: string, argument = 'path'): RungTarget {
   return { shape: 'tree', path, bytes };
 }
 
+/**
+ * The release path of a tag git listed, or undefined when parseRungPath would refuse it (a name
+ * that starts with "-", is not UTF-8 or is too long), since no rung could ever be written there.
+ */
+export function releasePathOf(tag: string): string | undefined {
+  const path = `${RELEASE_PREFIX}${tag}`;
+  try {
+    parseRungPath(path);
+    return path;
+  } catch (error) {
+    if (error instanceof ToolError) return undefined;
+    throw error;
+  }
+}
+
 /** The target of a path that was stored, so validated already when it was written. */
 export function storedTarget(path: string): RungTarget {
   if (path === REPO_PATH) return { shape: 'repo', path };
