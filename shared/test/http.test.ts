@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auditPolicySchema, createToolServer, defineTool, serveHttp, serverPolicySchema, textReply, type RunningHttp } from '@bulkhead/core';
+import { auditPolicySchema, createToolServer, defineTool, PermissionGate, serveHttp, serverPolicySchema, textReply, type RunningHttp } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 const ping = defineTool<object, z.ZodObject>({
@@ -125,7 +125,7 @@ describe('Streamable HTTP guards', () => {
     const missing = await post(url);
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe('Bearer');
-    expect((await errorOf(missing))).toBe('missing or wrong bearer token');
+    expect((await errorOf(missing))).toBe('missing, wrong or revoked bearer token');
     expect((await post(url, { authorization: 'Bearer wrong-token' })).status).toBe(401);
     expect((await post(url, { authorization: `Bearer ${TOKEN}x` })).status).toBe(401);
     await stillServes(url, { authorization: `Bearer ${TOKEN}` });
@@ -182,5 +182,114 @@ describe('Streamable HTTP guards', () => {
     expect(unknown.status).toBe(404);
     expect((await fetch(url.replace('/mcp', '/other'))).status).toBe(404);
     await stillServes(url);
+  });
+});
+
+const whoami = defineTool<object, z.ZodObject>({
+  name: 'whoami',
+  title: 'Who am I',
+  description: 'Answers the principal the transport authenticated.',
+  input: z.strictObject({}),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async (_args, ctx) => textReply(ctx.principal ?? 'nobody'),
+});
+
+const touch = defineTool<object, z.ZodObject>({
+  name: 'touch',
+  title: 'Touch',
+  description: 'A medium-risk tool the default permissions ask about.',
+  input: z.strictObject({}),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'medium',
+  run: async () => textReply('touched'),
+});
+
+const DYNAMIC_TOKENS = new Map([['dynamic-token-of-zoe-0123', 'zoe']]);
+
+/** A server whose own route runs calls through its chain, and whose tokens are looked up on each request. */
+function serverWithRoute(routePrefix = '/api/') {
+  ws = tempWorkspace();
+  return createToolServer<object>({
+    namespace: 'demo',
+    version: '1.0.0',
+    tools: [whoami, touch],
+    policy: serverPolicySchema(true, {}).parse({}),
+    capabilities: {},
+    controlDir: ws.path('.bulkhead'),
+    gate: { kind: 'self', permissions: PermissionGate.load(ws.path('.bulkhead')) },
+    audit: auditPolicySchema.parse({ enabled: false }),
+    limits: { maxOutputBytes: 0 },
+    http: (call) => ({
+      verifyToken: async (token) => DYNAMIC_TOKENS.get(token),
+      routes: [
+        {
+          pathPrefix: routePrefix,
+          describe: (base) => `demo API at ${base}${routePrefix}`,
+          handle: async (req, res) => {
+            const tool = new URL(req.url ?? '/', 'http://x').pathname.slice(routePrefix.length);
+            const outcome = await call(tool, {}, { caller: 'demo-route', principal: 'route-user' });
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(outcome));
+          },
+        },
+      ],
+    }),
+  });
+}
+
+async function textOf(client: Client, name: string): Promise<string> {
+  const result = await client.callTool({ name, arguments: {} });
+  return (result.content as { text: string }[])[0]!.text;
+}
+
+describe('a server’s own HTTP routes and bearer tokens', () => {
+  it('tells tools the principal of a verified token, and nobody for the --token-file token', async () => {
+    running = await serveHttp(serverWithRoute(), { host: '127.0.0.1', port: 0, token: TOKEN });
+    const zoe = await connect(running.url, { authorization: 'Bearer dynamic-token-of-zoe-0123' });
+    expect(await textOf(zoe, 'whoami')).toBe('zoe');
+    const operator = await connect(running.url, { authorization: `Bearer ${TOKEN}` });
+    expect(await textOf(operator, 'whoami')).toBe('nobody');
+  });
+
+  it('requires a token on /mcp once the server verifies tokens, even on loopback without --token-file', async () => {
+    running = await serveHttp(serverWithRoute(), { host: '127.0.0.1', port: 0 });
+    const missing = await post(running.url);
+    expect(missing.status).toBe(401);
+    expect(await errorOf(missing)).toBe('missing, wrong or revoked bearer token');
+    expect((await post(running.url, { authorization: 'Bearer dynamic-token-of-someone-else' })).status).toBe(401);
+  });
+
+  it('refuses the next request of a session whose token was revoked', async () => {
+    running = await serveHttp(serverWithRoute(), { host: '127.0.0.1', port: 0 });
+    DYNAMIC_TOKENS.set('short-lived-token-of-zoe', 'zoe');
+    const client = await connect(running.url, { authorization: 'Bearer short-lived-token-of-zoe' });
+    expect(await textOf(client, 'whoami')).toBe('zoe');
+    DYNAMIC_TOKENS.delete('short-lived-token-of-zoe');
+    await expect(client.callTool({ name: 'whoami', arguments: {} })).rejects.toThrow('missing, wrong or revoked bearer token');
+  });
+
+  it('lets bind beyond loopback when tokens are verified', async () => {
+    running = await serveHttp(serverWithRoute(), { host: '0.0.0.0', port: 0 });
+    expect(running.url).toMatch(/^http:\/\/0\.0\.0\.0:\d+\/mcp$/);
+  });
+
+  it('hands its own paths to the route, which runs calls through the audit and the gate', async () => {
+    running = await serveHttp(serverWithRoute(), { host: '127.0.0.1', port: 0 });
+    const base = running.url.slice(0, -'/mcp'.length);
+    const ran = (await (await fetch(`${base}/api/whoami`)).json()) as { result: { content: { text: string }[] }; errorCode?: string };
+    expect(ran.result.content[0]!.text).toBe('route-user');
+    expect(ran.errorCode).toBeUndefined();
+    const unknown = (await (await fetch(`${base}/api/nope`)).json()) as { errorCode: string };
+    expect(unknown.errorCode).toBe('not_found');
+    // supervised autonomy asks about medium risk; a call from outside MCP has nobody to ask
+    const asked = (await (await fetch(`${base}/api/touch`)).json()) as { result: { content: { text: string }[] }; errorCode: string };
+    expect(asked.errorCode).toBe('denied');
+    expect(asked.result.content[0]!.text).toContain('This call did not come over MCP, so nobody can be asked to confirm it, so nothing was run. To allow it: add `demo:touch` under allow:');
+    expect((await fetch(`${base}/elsewhere`)).status).toBe(404);
+  });
+
+  it('keeps /mcp and /healthz for itself', async () => {
+    await expect(serveHttp(serverWithRoute('/mc'), { host: '127.0.0.1', port: 0 })).rejects.toThrow("an HTTP route cannot take /mc: /mcp and /healthz are the server's own");
+    await expect(serveHttp(serverWithRoute('/'), { host: '127.0.0.1', port: 0 })).rejects.toThrow('an HTTP route cannot take /:');
   });
 });

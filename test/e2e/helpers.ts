@@ -11,6 +11,7 @@ export const WEB_CLI = fileURLToPath(new URL('../../servers/web/dist/cli.js', im
 export const SHELL_CLI = fileURLToPath(new URL('../../servers/shell/dist/cli.js', import.meta.url));
 export const AUDIT_CLI = fileURLToPath(new URL('../../shared/dist/audit/cli.js', import.meta.url));
 export const GATEWAY_CLI = fileURLToPath(new URL('../../servers/gateway/dist/cli.js', import.meta.url));
+export const LADDER_CLI = fileURLToPath(new URL('../../servers/ladder/dist/cli.js', import.meta.url));
 export const CHANGING_SERVER = fileURLToPath(new URL('../fixtures/changing-server.mjs', import.meta.url));
 export const ODD_NAMES_SERVER = fileURLToPath(new URL('../fixtures/odd-names-server.mjs', import.meta.url));
 export const BIG_RESULTS_SERVER = fileURLToPath(new URL('../fixtures/big-results-server.mjs', import.meta.url));

@@ -16,18 +16,16 @@ export interface LadderDeps {
   readonly openRepository: (repo: string, signal?: AbortSignal) => Promise<LadderRepository>;
 }
 
-/** What ladder tools receive over MCP: the deps and the caller, who over stdio is the policy's actor. */
+/** What ladder tools receive: the deps and who a call acts as when its transport authenticated nobody. */
 export interface LadderCapabilities extends LadderDeps {
-  readonly principal: string;
+  /** The policy's actor: stdio calls, and HTTP calls made with the `--token-file` token, act as it. */
+  readonly operator: string;
 }
 
-/** A tool's domain logic: the caller is passed in, so every transport authenticates it its own way. */
+/** A tool's domain logic, given the caller: a bearer token's actor over HTTP, else the operator. */
 export type LadderCall<A, R> = (deps: LadderDeps, principal: string, args: A, signal?: AbortSignal) => Promise<R>;
 
-/** A ladder tool: the MCP definition plus its call, for transports that parse the arguments themselves. */
-export type LadderTool = AnyToolDefinition<LadderCapabilities> & {
-  readonly call: LadderCall<Record<string, unknown>, Record<string, unknown>>;
-};
+export type LadderTool = AnyToolDefinition<LadderCapabilities>;
 
 export interface LadderToolSpec<I extends InputSchema, O extends OutputSchema> {
   readonly name: string;
@@ -45,13 +43,12 @@ export interface LadderToolSpec<I extends InputSchema, O extends OutputSchema> {
 export function defineLadderTool<I extends InputSchema, O extends OutputSchema>(spec: LadderToolSpec<I, O>): LadderTool {
   const { call, render, ...rest } = spec;
   // Erased the way defineTool erases: the spec's own types were checked at this function's signature.
-  const erasedCall = call as unknown as LadderTool['call'];
+  const erasedCall = call as unknown as LadderCall<Record<string, unknown>, Record<string, unknown>>;
   const erasedRender = render as unknown as (result: Record<string, unknown>) => string;
   return {
     ...rest,
-    call: erasedCall,
     async run(args, ctx) {
-      const result = await erasedCall(ctx, ctx.principal, args, ctx.signal);
+      const result = await erasedCall(ctx, ctx.principal ?? ctx.operator, args, ctx.signal);
       return structuredReply(erasedRender(result), result);
     },
   };

@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
 import { ConfigError, createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, Roots, ToolError, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { LadderCapabilities, LadderDeps, LadderTool } from './context.js';
-import { serveToolEndpoint, type RunningToolEndpoint } from './http/tool-endpoint.js';
+import { toolEndpointRoute } from './http/tool-endpoint.js';
 import { Ladder } from './ladder/ladder.js';
 import { LADDER_POLICY_FILE, ladderPolicySchema, type LadderPolicy } from './policy.js';
 import { openDatabase, systemClock, type Clock } from './store/database.js';
@@ -63,10 +63,6 @@ export type LadderServerOptions = Pick<CommonOptions, 'roots' | 'controlDir' | '
   readonly policy?: LadderPolicy;
   /** Time for leases and history (tests move it by hand). */
   readonly clock?: Clock;
-  /** Also serve zz's HTTP tool endpoint here (bearer tokens from `bulkhead-ladder token create`). */
-  readonly toolEndpoint?: { readonly host: string; readonly port: number };
-  /** Told the endpoint's URL once it listens. */
-  readonly onToolEndpoint?: (url: string) => void;
 };
 
 export function loadLadderPolicy(controlDir: string): LadderPolicy {
@@ -128,33 +124,25 @@ export async function openLadder(options: LadderServerOptions): Promise<OpenedLa
   return { deps, principal, policy, close: () => store.close() };
 }
 
-/** The ladder server over MCP: every call acts as the stdio principal. */
+/**
+ * The ladder server. Over stdio every call acts as the policy's actor. Over HTTP every request
+ * needs a bearer token: a ladder token (`bulkhead-ladder token create`) acts as its actor, the
+ * `--token-file` token as the policy's actor; zz's tool endpoint is served beside `/mcp`.
+ */
 export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
   const { deps, principal, policy, close } = await openLadder(options);
-  let endpoint: RunningToolEndpoint | undefined;
-  if (options.toolEndpoint) {
-    try {
-      endpoint = await serveToolEndpoint(deps, ladderTools, options.toolEndpoint.host, options.toolEndpoint.port);
-    } catch (error) {
-      close();
-      throw error;
-    }
-    options.onToolEndpoint?.(endpoint.url);
-  }
   return createToolServer<LadderCapabilities>({
     namespace: 'ladder',
     version: LADDER_VERSION,
-    instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as ${principal}. repo defaults to ${deps.defaultRepo}.`,
+    instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as the actor your bearer token was issued to, or ${principal} without one. repo defaults to ${deps.defaultRepo}.`,
     tools: ladderTools,
     policy,
-    capabilities: { ...deps, principal },
+    capabilities: { ...deps, operator: principal },
     controlDir: options.controlDir,
     gate: options.gate,
     audit: options.audit,
     limits: DEFAULT_OUTPUT_LIMITS,
-    onClose: async () => {
-      await endpoint?.close();
-      close();
-    },
+    http: (call) => ({ routes: [toolEndpointRoute(deps, ladderTools, call)], verifyToken: (token) => deps.store.verifyToken(token) }),
+    onClose: async () => close(),
   });
 }

@@ -1,69 +1,103 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { auditPolicySchema } from '@bulkhead/core';
-import { serveToolEndpoint, type RunningToolEndpoint } from '../src/http/tool-endpoint.js';
+import { auditFile, auditPolicySchema, PermissionGate, serveHttp, type RunningHttp, type ToolServer } from '@bulkhead/core';
+import { connectHttp, toolCall } from '@bulkhead/core/testing';
 import { ladderPolicySchema } from '../src/policy.js';
-import { createLadderServer, ladderTools, openLadder, type OpenedLadder } from '../src/server.js';
+import { createLadderServer, ladderDatabasePath } from '../src/server.js';
+import { openDatabase } from '../src/store/database.js';
+import { SqliteWorkQueueStore } from '../src/store/sqlite-work-queue.js';
 import type { Ask, LaneWithHistory } from '../src/store/work-queue.js';
 import { ladderWorld, type LadderWorld } from './server-helpers.js';
 
-let world: LadderWorld;
-/** The ladder and endpoint a test started; the last test's server owns its own. */
-let running: { ladder: OpenedLadder; endpoint: RunningToolEndpoint } | undefined;
+const OPERATOR_TOKEN = 'operator-token-from-a-file-0123';
+
+let world: LadderWorld | undefined;
+/** What a test started, stopped after it whatever happened. */
+let running: { server: ToolServer; http: RunningHttp; tokens: SqliteWorkQueueStore; clients: Awaited<ReturnType<typeof connectHttp>>[] } | undefined;
 
 afterEach(async () => {
-  await running?.endpoint.close();
-  running?.ladder.close();
+  if (running) {
+    await Promise.allSettled(running.clients.map((client) => client.close()));
+    await running.http.close();
+    await running.server.close();
+    running.tokens.close();
+  }
   running = undefined;
-  await world.close();
+  await world?.close();
+  world = undefined;
 });
 
-/** The endpoint on a fresh world whose repository is served as acme/widgets; the stdio actor ada owns it. */
-async function start(): Promise<OpenedLadder> {
+interface StartOptions {
+  /** permissions.yaml; the world's default allows every ladder tool. */
+  readonly permissions?: string;
+  readonly audit?: boolean;
+}
+
+/**
+ * A ladder served over Streamable HTTP (MCP at /mcp, zz's endpoint beside it) on a fresh world
+ * whose repository is acme/widgets, owned by the operator ada; `--token-file` holds OPERATOR_TOKEN.
+ */
+async function start(options: StartOptions = {}): Promise<{ base: string; mcp: string; tokens: SqliteWorkQueueStore }> {
   world = await ladderWorld();
-  const ladder = await openLadder({
+  if (options.permissions !== undefined) writeFileSync(join(world.controlDir, 'permissions.yaml'), options.permissions);
+  const policy = ladderPolicySchema.parse({ actor: 'ada', repo: { name: 'acme/widgets' } });
+  const server = await createLadderServer({
     roots: [world.repoDir],
     controlDir: world.controlDir,
-    gate: { kind: 'gateway' },
-    audit: auditPolicySchema.parse({ enabled: false }),
-    policy: ladderPolicySchema.parse({ actor: 'ada', repo: { name: 'acme/widgets' } }),
+    gate: { kind: 'self', permissions: PermissionGate.load(world.controlDir) },
+    audit: auditPolicySchema.parse({ enabled: options.audit ?? false }),
+    policy,
   });
-  running = { ladder, endpoint: await serveToolEndpoint(ladder.deps, ladderTools, '127.0.0.1', 0) };
-  return ladder;
+  const http = await serveHttp(server, { host: '127.0.0.1', port: 0, token: OPERATOR_TOKEN });
+  // Tokens are made the way `bulkhead-ladder token create` makes them: another connection to the file.
+  const tokens = new SqliteWorkQueueStore(openDatabase(ladderDatabasePath(world.controlDir, policy)));
+  running = { server, http, tokens, clients: [] };
+  return { base: http.url.slice(0, -'/mcp'.length), mcp: http.url, tokens };
 }
 
-function endpointUrl(): string {
-  if (!running) throw new Error('start() the endpoint first');
-  return running.endpoint.url;
+function baseUrl(): string {
+  if (!running) throw new Error('start() the server first');
+  return running.http.url.slice(0, -'/mcp'.length);
 }
 
-async function post(tool: string, args: unknown, token?: string, repo = 'acme/widgets'): Promise<{ status: number; body: { result?: Record<string, unknown>; error?: string } }> {
-  const response = await fetch(`${endpointUrl()}/api/repos/${repo}/tools/${tool}`, {
+type EndpointReply = { status: number; body: { result?: Record<string, unknown>; error?: string } };
+
+async function post(tool: string, args: unknown, token?: string, repo = 'acme/widgets'): Promise<EndpointReply> {
+  const response = await fetch(`${baseUrl()}/api/repos/${repo}/tools/${tool}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}) },
     body: JSON.stringify(args),
   });
-  return { status: response.status, body: (await response.json()) as { result?: Record<string, unknown>; error?: string } };
+  return { status: response.status, body: (await response.json()) as EndpointReply['body'] };
+}
+
+async function mcpClient(token: string): ReturnType<typeof connectHttp> {
+  const client = await connectHttp(running!.http.url, { authorization: `Bearer ${token}` });
+  running!.clients.push(client);
+  return client;
 }
 
 describe('the HTTP tool endpoint', () => {
   it('refuses calls without a token, with a wrong one and with a revoked one', async () => {
-    const ladder = await start();
+    const { tokens } = await start();
     const missing = await post('lane_list', {});
     expect(missing.status).toBe(401);
-    expect(missing.body.error).toContain('Authorization: Bearer');
+    expect(missing.body.error).toBe('send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
     expect((await post('lane_list', {}, 'tok-0000000000.not-a-secret')).status).toBe(401);
+    // The operator's --token-file token opens /mcp, not zz's endpoint: there every caller is a ladder actor.
+    expect((await post('lane_list', {}, OPERATOR_TOKEN)).status).toBe(401);
 
-    const token = await ladder.deps.store.createToken('bob');
+    const token = await tokens.createToken('bob');
     expect((await post('lane_list', {}, token.secret)).status).toBe(200);
-    await ladder.deps.store.revokeToken(token.id);
+    await tokens.revokeToken(token.id);
     const revoked = await post('lane_list', {}, token.secret);
-    expect(revoked.status).toBe(401);
-    expect(revoked.body.error).toContain('revoked');
+    expect(revoked).toEqual({ status: 401, body: { error: 'the token is unknown or revoked' } });
   });
 
   it('runs the tools as the token actor in the repository the URL names', async () => {
-    const ladder = await start();
-    const bob = (await ladder.deps.store.createToken('bob')).secret;
+    const { tokens } = await start();
+    const bob = (await tokens.createToken('bob')).secret;
     const proposed = await post('lane_propose', { title: 'Over HTTP' }, bob);
     expect(proposed.status).toBe(200);
     const lane = proposed.body.result!['lane'] as LaneWithHistory;
@@ -77,6 +111,7 @@ describe('the HTTP tool endpoint', () => {
 
     const impersonating = await post('ask_claim', { ask_id: first.id, actor: 'ada' }, bob);
     expect(impersonating.status).toBe(403);
+    expect(impersonating.body.error).toBe('actor is ada, but this call is made by bob; leave actor out or give your own identity');
 
     const otherRepo = await post('lane_propose', { title: 'Elsewhere', repo: 'acme/other' }, bob);
     expect(otherRepo.status).toBe(400);
@@ -92,6 +127,7 @@ describe('the HTTP tool endpoint', () => {
       expect({ tool, status: crossed.status }).toEqual({ tool, status: 404 });
     }
     expect((await post('lane_get', { lane_id: foreign.id }, bob)).body.error).toBe(`${foreign.id} is not a lane of acme/widgets`);
+    expect((await post('lane_get', { lane_id: foreign.id }, bob, 'acme/other')).status).toBe(200);
 
     const written = await post('ladder_write_rung', { rungs: [{ path: 'README.md', kind: 'file', commit: 'HEAD', summary: 'The readme' }] }, bob);
     expect(written.status).toBe(200);
@@ -99,36 +135,87 @@ describe('the HTTP tool endpoint', () => {
     expect(read.body.result!['reading']).toMatchObject({ repo: 'acme/widgets', freshness: 'fresh' });
   });
 
-  it('answers unknown tools, wrong methods and bad arguments with an error', async () => {
-    const ladder = await start();
-    const bob = (await ladder.deps.store.createToken('bob')).secret;
-    expect((await post('no_such_tool', {}, bob)).status).toBe(404);
+  it('answers unknown tools, wrong methods, bad bodies and bad arguments with an error', async () => {
+    const { tokens } = await start();
+    const bob = (await tokens.createToken('bob')).secret;
+    const unknown = await post('no_such_tool', {}, bob);
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error).toMatch(/^Unknown tool no_such_tool\. Available tools: ladder_read, /);
     const badArguments = await post('ask_claim', { ask_id: 'nope' }, bob);
     expect(badArguments.status).toBe(400);
-    expect(badArguments.body.error).toContain('ask id looks like');
-    const get = await fetch(`${endpointUrl()}/api/repos/acme/widgets/tools/lane_list`, { headers: { authorization: `Bearer ${bob}` } });
+    expect(badArguments.body.error).toMatch(/^Invalid arguments for ladder:ask_claim: `ask_id`: .*ask id looks like/);
+    const get = await fetch(`${baseUrl()}/api/repos/acme/widgets/tools/lane_list`, { headers: { authorization: `Bearer ${bob}` } });
     expect(get.status).toBe(405);
+    const notJson = await fetch(`${baseUrl()}/api/repos/acme/widgets/tools/lane_list`, { method: 'POST', headers: { authorization: `Bearer ${bob}` }, body: '{oops' });
+    expect(notJson.status).toBe(400);
+    expect(await notJson.json()).toEqual({ error: 'the body is not JSON; send the tool arguments as a JSON object' });
+    const elsewhere = await fetch(`${baseUrl()}/api/repos/acme/widgets/lanes`, { method: 'POST', headers: { authorization: `Bearer ${bob}` } });
+    expect(elsewhere.status).toBe(404);
+  });
+
+  it('puts every call through the permission gate: a denied tool is 403 and changes nothing', async () => {
+    const { tokens } = await start({ permissions: 'allow:\n  - ladder\ndeny:\n  - ladder:ask_post\n' });
+    const bob = (await tokens.createToken('bob')).secret;
+    const lane = (await post('lane_propose', { title: 'Gated' }, bob)).body.result!['lane'] as LaneWithHistory;
+    const denied = await post('ask_post', { lane_id: lane.id, kind: 'work', title: 'Refused' }, bob);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error).toMatch(/^Permission denied: .*ladder:ask_post.* Nothing was run\./);
+    expect((await post('ask_query_claimable', { lane_id: lane.id }, bob)).body.result!['claimable']).toEqual([]);
+  });
+
+  it('refuses a call the gate would ask about, since nobody over this endpoint can confirm it', async () => {
+    const { tokens } = await start({ permissions: 'autonomy: supervised\n' });
+    const bob = (await tokens.createToken('bob')).secret;
+    expect((await post('lane_list', {}, bob)).status).toBe(200);
+    const asked = await post('lane_propose', { title: 'Needs a yes' }, bob);
+    expect(asked.status).toBe(403);
+    expect(asked.body.error).toContain('This call did not come over MCP, so nobody can be asked to confirm it, so nothing was run.');
+    expect((await post('lane_list', {}, bob)).body.result!['lanes']).toEqual([]);
+  });
+
+  it('writes every call to the audit log as made by the token actor', async () => {
+    const { tokens } = await start({ audit: true, permissions: 'allow:\n  - ladder\ndeny:\n  - ladder:role_grant\n' });
+    const bob = (await tokens.createToken('bob')).secret;
+    await post('lane_propose', { title: 'Audited' }, bob);
+    await post('role_grant', { principal: 'eve', role: 'owner' }, bob);
+    const lines = readFileSync(auditFile(world!.controlDir, 'ladder'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.map(({ tool, caller, outcome, decision }) => ({ tool, caller, outcome, decision }))).toEqual([
+      { tool: 'ladder:lane_propose', caller: 'tool-endpoint@bob', outcome: 'ok', decision: 'allow' },
+      { tool: 'ladder:role_grant', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'deny' },
+    ]);
   });
 });
 
-describe('the MCP server with the tool endpoint beside it', () => {
-  it('serves the endpoint while the server runs and stops it when the server closes', async () => {
-    world = await ladderWorld();
-    let url = '';
-    const server = await createLadderServer({
-      roots: [world.repoDir],
-      controlDir: world.controlDir,
-      gate: { kind: 'gateway' },
-      audit: auditPolicySchema.parse({ enabled: false }),
-      policy: ladderPolicySchema.parse({ actor: 'ada' }),
-      toolEndpoint: { host: '127.0.0.1', port: 0 },
-      onToolEndpoint: (listening) => {
-        url = listening;
-      },
-    });
-    const unauthenticated = await fetch(`${url}/api/repos/local/repo/tools/lane_list`, { method: 'POST', body: '{}' });
+describe('MCP over HTTP', () => {
+  it('acts as the ladder token actor, or as the operator with the --token-file token', async () => {
+    const { tokens } = await start();
+    const bob = await mcpClient((await tokens.createToken('bob')).secret);
+    const asBob = toolCall<{ lane: LaneWithHistory }>(await bob.callTool({ name: 'lane_propose', arguments: { title: 'From bob' } }));
+    expect(asBob.structured?.lane.coordinator).toBe('bob');
+    const impersonation = toolCall(await bob.callTool({ name: 'lane_propose', arguments: { title: 'As ada', actor: 'ada' } }));
+    expect(impersonation.isError).toBe(true);
+    expect(impersonation.text).toBe('actor is ada, but this call is made by bob; leave actor out or give your own identity');
+
+    const operator = await mcpClient(OPERATOR_TOKEN);
+    const asAda = toolCall<{ lane: LaneWithHistory }>(await operator.callTool({ name: 'lane_propose', arguments: { title: 'From the operator' } }));
+    expect(asAda.structured?.lane.coordinator).toBe('ada');
+  });
+
+  it('refuses /mcp without a token, and the next request of a session whose token was revoked', async () => {
+    const { tokens, mcp } = await start();
+    const unauthenticated = await fetch(mcp, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
     expect(unauthenticated.status).toBe(401);
-    await server.close();
-    await expect(fetch(`${url}/api/repos/local/repo/tools/lane_list`, { method: 'POST', body: '{}' })).rejects.toThrow();
+    const token = await tokens.createToken('carol');
+    const carol = await mcpClient(token.secret);
+    expect(toolCall(await carol.callTool({ name: 'lane_list', arguments: {} })).isError).toBeFalsy();
+    await tokens.revokeToken(token.id);
+    await expect(carol.callTool({ name: 'lane_list', arguments: {} })).rejects.toThrow('missing, wrong or revoked bearer token');
+  });
+
+  it('serves the tool endpoint on the same port and stops it with the server', async () => {
+    const { base } = await start();
+    expect((await fetch(`${base}/api/repos/acme/widgets/tools/lane_list`, { method: 'POST', body: '{}' })).status).toBe(401);
+    await running!.http.close();
+    await expect(fetch(`${base}/api/repos/acme/widgets/tools/lane_list`, { method: 'POST', body: '{}' })).rejects.toThrow();
   });
 });

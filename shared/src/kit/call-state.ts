@@ -22,9 +22,15 @@ export interface CallState {
   readonly extra: RequestHandlerExtra<ServerRequest, ServerNotification>;
   readonly signal: AbortSignal;
   readonly caller: string;
+  /** Who the transport authenticated for this call (a bearer token's owner); absent over stdio. */
+  readonly principal?: string | undefined;
   readonly clientCanElicit: () => boolean;
+  /** Why nobody can confirm this call when that is not the client's doing (it did not come over MCP). */
+  readonly unconfirmable?: string;
   decision: string;
   result?: CallToolResult;
+  /** The code of the ToolError that ended the call, for transports that map it (an HTTP status). */
+  errorCode?: string;
   /** Set when the call was handed to another audited call (a gateway's call_tool): one line, not two. */
   delegated?: boolean;
 }

@@ -117,6 +117,7 @@ export class CallAuditor {
       if (auditBroken) {
         outcome = 'denied';
         error = `the audit log cannot be written (${this.failure}); no call runs until it can. Nothing was run.`;
+        state.errorCode = 'audit_unavailable';
         state.result = errorResult(`Refused: ${error}`);
       } else {
         try {
@@ -126,11 +127,13 @@ export class CallAuditor {
           if (state.signal.aborted) {
             outcome = 'cancelled';
             error = 'cancelled';
+            state.errorCode = 'cancelled';
             state.result = errorResult(`${state.qualifiedName} was cancelled before it finished`);
           } else {
             const message = errorMessage(thrown);
             outcome = thrown instanceof ToolError && thrown.code === 'denied' ? 'denied' : 'error';
             error = message;
+            state.errorCode = thrown instanceof ToolError ? thrown.code : 'internal';
             state.result = errorResult(message);
           }
         }

@@ -9,6 +9,8 @@ export interface BaseContext {
   readonly progress: (progress: number, total?: number, message?: string) => Promise<void>;
   /** Sends an MCP log notification. */
   readonly log: (level: LoggingLevel, message: string) => Promise<void>;
+  /** Who the transport authenticated for this call (a bearer token's owner over HTTP); undefined over stdio. */
+  readonly principal: string | undefined;
 }
 
 export type ToolContext<Caps> = BaseContext & Caps;
@@ -17,6 +19,7 @@ export type ToolContext<Caps> = BaseContext & Caps;
 export function baseContext(state: CallState, logger: string): BaseContext {
   return {
     signal: state.signal,
+    principal: state.principal,
     progress: async (progress, total, message) => {
       const token = state.extra._meta?.progressToken;
       if (token === undefined) return;

@@ -59,7 +59,8 @@ export function gateMiddleware(mode: GateMode): Middleware<CallState> {
     if (decision.verdict === 'ask') {
       if (!state.clientCanElicit()) {
         state.decision = 'deny';
-        throw new ToolError(refusal(decision, 'This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run.'), 'denied');
+        const why = state.unconfirmable ?? 'This client cannot show a confirmation prompt (it does not support MCP elicitation)';
+        throw new ToolError(refusal(decision, `${why}, so nothing was run.`), 'denied');
       }
       const approved = await askHuman(state, decision);
       if (!approved) {

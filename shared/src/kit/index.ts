@@ -9,3 +9,4 @@ export * from './cap.js';
 export * from './in-flight.js';
 export * from './validate.js';
 export * from './server.js';
+export * from './principal.js';

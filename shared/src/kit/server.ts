@@ -1,6 +1,17 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type LoggingLevel, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type LoggingLevel,
+  type ServerNotification,
+  type ServerRequest,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { Risk } from '../permissions/schema.js';
 import { z } from 'zod';
 import { isToolEnabled, type ServerPolicyBase } from '../config/policy.js';
@@ -16,6 +27,9 @@ import type { AnyToolDefinition } from './define-tool.js';
 import { gateMiddleware, type GateMode } from './gate.js';
 import { errorResult } from './results.js';
 import { parseArguments } from './validate.js';
+import { principalOf } from './principal.js';
+import { ToolError } from '../errors.js';
+import type { HttpExtensions } from '../transport/http-extensions.js';
 
 export interface ToolServerSpec<Caps> {
   /** The namespace, used in qualified names and audit lines (`fs`). */
@@ -39,12 +53,39 @@ export interface ToolServerSpec<Caps> {
    * throw; when unsure it answers the declared tier or higher.
    */
   readonly assessRisk?: Readonly<Record<string, RiskAssessor>>;
+  /**
+   * Routes and bearer-token verification the server adds when it is served over HTTP, given the
+   * way to run a call through this server's chain.
+   */
+  readonly http?: (call: DirectCall) => HttpExtensions;
 }
 
 export type RiskAssessor = (args: Record<string, unknown>) => Risk | Promise<Risk>;
 
 /** 16 MiB: more than the SDK's 10 MiB, so a 10 MiB file in JSON still fits. */
 export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
+
+/** Who made a call that did not come over MCP (an HTTP API of the server's own). */
+export interface DirectCallOrigin {
+  /** Recorded in the audit log as the caller. */
+  readonly caller: string;
+  /** Who the caller authenticated as; tools see it as `ctx.principal`. */
+  readonly principal?: string | undefined;
+  readonly signal?: AbortSignal;
+}
+
+export interface DirectCallOutcome {
+  readonly result: CallToolResult;
+  /** The ToolError code that ended the call (`denied`, `invalid_arguments`, `not_found`, …); absent on success. */
+  readonly errorCode?: string;
+}
+
+/**
+ * Runs one call through the same audit, validation, permission gate, error mapping and output
+ * limits as tools/call. Nobody can be asked to confirm, so a call the gate would ask about is
+ * refused.
+ */
+export type DirectCall = (name: string, args: unknown, origin: DirectCallOrigin) => Promise<DirectCallOutcome>;
 
 export interface ToolServer {
   readonly namespace: string;
@@ -56,6 +97,8 @@ export interface ToolServer {
   sendLog(level: LoggingLevel, data: unknown): Promise<void>;
   /** Builds one SDK server for one client connection (HTTP has one per session). */
   connect(transport: Transport): Promise<Server>;
+  /** What the server adds to its HTTP endpoint beside `/mcp`. */
+  readonly http?: HttpExtensions;
   close(): Promise<void>;
 }
 
@@ -72,6 +115,18 @@ export async function broadcastLog(connections: Iterable<Server>, logger: string
 export function toJsonSchema(schema: z.ZodObject, io: 'input' | 'output'): Tool['inputSchema'] {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
   return { ...rest, type: 'object' } as Tool['inputSchema'];
+}
+
+/** The MCP side of a call that has no MCP client behind it: notifications go nowhere, requests fail. */
+function detachedExtra(signal: AbortSignal): RequestHandlerExtra<ServerRequest, ServerNotification> {
+  return {
+    signal,
+    requestId: 0,
+    sendNotification: async () => undefined,
+    sendRequest: async () => {
+      throw new ToolError('this call did not come over MCP, so there is no client to ask', 'denied');
+    },
+  };
 }
 
 function describeTool(tool: AnyToolDefinition<unknown>): Tool {
@@ -115,6 +170,46 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     ]);
   const chains = new Map(tools.map((tool) => [tool.name, chainFor(tool)]));
 
+  /** One call through its chain, whatever carried it; an unknown name is audited and reported, never run. */
+  async function runCall(
+    name: string,
+    rawArgs: unknown,
+    from: Pick<CallState, 'extra' | 'caller' | 'principal' | 'clientCanElicit' | 'unconfirmable'>,
+  ): Promise<DirectCallOutcome & { readonly unknownTool?: string }> {
+    const tool = byName.get(name);
+    if (!tool) {
+      const message = `Unknown tool ${name}. Available tools: ${[...byName.keys()].join(', ') || 'none (this server is disabled by its policy)'}.`;
+      auditor.recordRejected(qualify(spec.namespace, name), from.caller, rawArgs, message);
+      return { result: errorResult(message), errorCode: 'not_found', unknownTool: message };
+    }
+    return inFlight.run(from.extra.signal, async (signal) => {
+      const state: CallState = {
+        ...from,
+        target: { risk: tool.risk, ...(tool.subjectArg ? { subjectArg: tool.subjectArg } : {}), ...(spec.assessRisk?.[tool.name] ? { assessRisk: spec.assessRisk[tool.name] } : {}) },
+        qualifiedName: qualify(spec.namespace, tool.name),
+        rawArgs,
+        args: {},
+        signal,
+        decision: 'none',
+      };
+      await chains.get(tool.name)!(state);
+      const result = state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
+      const errorCode = state.errorCode ?? (result.isError ? 'tool_error' : undefined);
+      return { result, ...(errorCode !== undefined ? { errorCode } : {}) };
+    });
+  }
+
+  const call: DirectCall = async (name, args, origin) => {
+    const { unknownTool: _reported, ...outcome } = await runCall(name, args, {
+      extra: detachedExtra(origin.signal ?? new AbortController().signal),
+      caller: origin.caller,
+      principal: origin.principal,
+      clientCanElicit: () => false,
+      unconfirmable: 'This call did not come over MCP, so nobody can be asked to confirm it',
+    });
+    return outcome;
+  };
+
   async function connect(transport: Transport): Promise<Server> {
     const server = new Server(
       { name: `bulkhead-${spec.namespace}`, version: spec.version },
@@ -122,28 +217,17 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-      const tool = byName.get(request.params.name);
-      const caller = callerOf(server.getClientVersion(), extra.sessionId);
-      if (!tool) {
-        const message = `Unknown tool ${request.params.name}. Available tools: ${[...byName.keys()].join(', ') || 'none (this server is disabled by its policy)'}.`;
-        auditor.recordRejected(qualify(spec.namespace, request.params.name), caller, request.params.arguments ?? {}, message);
-        throw new McpError(ErrorCode.InvalidParams, message);
-      }
-      return inFlight.run(extra.signal, async (signal) => {
-        const state: CallState = {
-          target: { risk: tool.risk, ...(tool.subjectArg ? { subjectArg: tool.subjectArg } : {}), ...(spec.assessRisk?.[tool.name] ? { assessRisk: spec.assessRisk[tool.name] } : {}) },
-          qualifiedName: qualify(spec.namespace, tool.name),
-          rawArgs: request.params.arguments ?? {},
-          args: {},
-          extra,
-          signal,
-          caller,
-          clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
-          decision: 'none',
-        };
-        await chains.get(tool.name)!(state);
-        return state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
+      const principal = principalOf(extra.authInfo);
+      const client = callerOf(server.getClientVersion(), extra.sessionId);
+      const caller = extra.authInfo ? `${client}@${extra.authInfo.clientId}` : client;
+      const outcome = await runCall(request.params.name, request.params.arguments ?? {}, {
+        extra,
+        caller,
+        principal,
+        clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
       });
+      if (outcome.unknownTool) throw new McpError(ErrorCode.InvalidParams, outcome.unknownTool);
+      return outcome.result;
     });
     connections.add(server);
     server.onclose = () => connections.delete(server);
@@ -159,5 +243,5 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
 
   const sendLog = (level: LoggingLevel, data: unknown) => broadcastLog(connections, `bulkhead-${spec.namespace}`, level, data);
 
-  return { namespace: spec.namespace, maxRequestBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, toolNames: tools.map((t) => t.name), sendLog, connect, close };
+  return { namespace: spec.namespace, maxRequestBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES, toolNames: tools.map((t) => t.name), sendLog, connect, ...(spec.http ? { http: spec.http(call) } : {}), close };
 }

@@ -94,6 +94,13 @@ export interface HttpServerProcess extends ServerProcess {
   connectAnother(headers?: Record<string, string>): Promise<Client>;
 }
 
+/** An MCP client connected over Streamable HTTP to `url`, sending `headers` (a bearer token) with every request. */
+export async function connectHttp(url: string, headers?: Record<string, string>, elicit?: StartOptions['elicit']): Promise<Client> {
+  const client = testClient(elicit);
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined));
+  return client;
+}
+
 /** Starts a real server process with `--http 127.0.0.1:0`, waits for its URL and connects. */
 export async function startHttpServer(options: StartOptions): Promise<HttpServerProcess> {
   const args = [options.script, ...(options.args ?? []), '--http', options.listen ?? '127.0.0.1:0'];
@@ -123,12 +130,7 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
       reject(new Error(`server exited with code ${code}; stderr: ${stderr}`));
     });
   });
-  const connect = async (headers?: Record<string, string>) => {
-    const client = testClient(options.elicit);
-    const transport = new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined);
-    await client.connect(transport);
-    return client;
-  };
+  const connect = (headers?: Record<string, string>) => connectHttp(url, headers, options.elicit);
   const client = await connect(options.headers);
   const opened: Client[] = [client];
   return {

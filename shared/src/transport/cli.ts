@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors.js';
 import type { ToolServer } from '../kit/server.js';
-import { serveHttp, type HttpOptions } from './http.js';
+import { MCP_PATH, serveHttp, type HttpOptions } from './http.js';
 import { commonUsage, parseCommonOptions, UsageError, type CommonOptions } from './options.js';
 import { serveStdio } from './stdio.js';
 
@@ -51,6 +51,7 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
     stdioBanner: `serving ${toolServer.toolNames.length} tools over stdio (roots: ${options.roots.join(', ')})`,
     httpBanner: (url) =>
       `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
+      (toolServer.http?.routes ?? []).map((route) => `${route.describe(url.slice(0, -MCP_PATH.length))}\n`).join('') +
       `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n\n` +
       `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, url)}\n\n` +
       `or over stdio, without a running server:\n${desktopSnippet(spec, options)}`,

@@ -6,6 +6,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { ToolServer } from '../kit/server.js';
+import { authInfoFor } from '../kit/principal.js';
 
 export const MCP_PATH = '/mcp';
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
@@ -72,12 +73,15 @@ function sameToken(expected: string, given: Buffer): boolean {
   return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
-/** The label of the token the request carries, or undefined when it carries none of them. */
-function tokenLabel(accepted: readonly { token: string; label: string }[], header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
-  if (!match) return undefined;
-  const given = Buffer.from(match[1]!.trim());
-  return accepted.find((entry) => sameToken(entry.token, given))?.label;
+/** The token of an `Authorization: Bearer …` header. */
+export function bearerToken(header: string | undefined): string | undefined {
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
+  return match?.[1];
+}
+
+/** Paths the server keeps for itself: a route cannot take them. */
+function isReservedPath(prefix: string): boolean {
+  return MCP_PATH.startsWith(prefix) || '/healthz'.startsWith(prefix) || prefix.startsWith(MCP_PATH);
 }
 
 /**
@@ -87,9 +91,24 @@ function tokenLabel(accepted: readonly { token: string; label: string }[], heade
  */
 export async function serveHttp(toolServer: ToolServer, options: HttpOptions): Promise<RunningHttp> {
   const accepted = [...(options.token ? [{ token: options.token, label: 'default' }] : []), ...(options.tokens ?? [])];
-  if (!isLoopback(options.host) && accepted.length === 0) {
+  const { routes = [], verifyToken } = toolServer.http ?? {};
+  const authRequired = accepted.length > 0 || verifyToken !== undefined;
+  if (!isLoopback(options.host) && !authRequired) {
     throw new Error(`binding to ${options.host} exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token`);
   }
+  const reserved = routes.find((route) => isReservedPath(route.pathPrefix));
+  if (reserved) throw new Error(`an HTTP route cannot take ${reserved.pathPrefix}: ${MCP_PATH} and /healthz are the server's own`);
+
+  /** The AuthInfo of a request's bearer token; undefined when it carries none that is accepted. */
+  const authenticate = async (header: string | undefined): Promise<AuthInfo | undefined> => {
+    const token = bearerToken(header);
+    if (token === undefined) return undefined;
+    const given = Buffer.from(token);
+    const label = accepted.find((entry) => sameToken(entry.token, given))?.label;
+    if (label !== undefined) return authInfoFor(label, undefined);
+    const principal = await verifyToken?.(token);
+    return principal === undefined ? undefined : authInfoFor(`principal:${principal}`, principal);
+  };
   const maxBody = options.maxBodyBytes ?? toolServer.maxRequestBytes;
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const lastSeen = new Map<string, number>();
@@ -146,12 +165,15 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
       res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
       return;
     }
+    const route = routes.find((candidate) => url.pathname.startsWith(candidate.pathPrefix));
+    if (route) return route.handle(req, res);
     if (url.pathname !== MCP_PATH) return jsonError(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
-    const label = accepted.length > 0 ? tokenLabel(accepted, req.headers.authorization) : undefined;
-    if (accepted.length > 0 && label === undefined) {
-      return jsonError(res, 401, 'missing or wrong bearer token', { 'www-authenticate': 'Bearer' });
+    const auth = authRequired ? await authenticate(req.headers.authorization) : undefined;
+    if (authRequired && auth === undefined) {
+      return jsonError(res, 401, 'missing, wrong or revoked bearer token', { 'www-authenticate': 'Bearer' });
     }
-    if (label !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = { token: label, clientId: label, scopes: [] };
+    const label = auth?.token;
+    if (auth !== undefined) (req as IncomingMessage & { auth?: AuthInfo }).auth = auth;
     const declared = Number(req.headers['content-length'] ?? '0');
     if (declared > maxBody) return jsonError(res, 413, `request body is ${declared} bytes; the limit is ${maxBody}`);
 

@@ -1,15 +1,15 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { z } from 'zod';
-import { errorMessage, ToolError } from '@bulkhead/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { bearerToken, errorMessage, ToolError, type DirectCall, type DirectCallOutcome, type HttpRoute } from '@bulkhead/core';
 import type { LadderDeps, LadderTool } from '../context.js';
 
 /** zz's tool endpoint: `POST /api/repos/<owner>/<repo>/tools/<tool>`. */
-const TOOL_PATH = /^\/api\/repos\/([^/]+)\/([^/]+)\/tools\/([a-z_]+)$/;
+const ROUTE_PREFIX = '/api/';
+const TOOL_PATH = /^\/api\/repos\/([^/]+)\/([^/]+)\/tools\/([^/]+)$/;
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
-/** HTTP statuses of the store's refusal codes; any other ToolError is a bad request. */
+/** HTTP statuses of the refusal codes a call can end with; any other is a bad request. */
 const STATUS_OF_CODE: Readonly<Record<string, number>> = {
+  denied: 403,
   forbidden: 403,
   not_found: 404,
   conflict: 409,
@@ -20,9 +20,12 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   revision_conflict: 409,
   expired: 409,
   too_large: 413,
-  timeout: 504,
+  internal: 500,
   git_failed: 502,
   git_missing: 502,
+  audit_unavailable: 503,
+  cancelled: 503,
+  timeout: 504,
 };
 
 class HttpError extends Error {
@@ -35,6 +38,7 @@ class HttpError extends Error {
 }
 
 function send(response: ServerResponse, status: number, body: { result: unknown } | { error: string }): void {
+  if (response.headersSent) return;
   const text = JSON.stringify(body);
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
   response.end(text);
@@ -67,7 +71,7 @@ const ASK_ARGUMENTS = ['ask_id'] as const;
 /**
  * A token is used under one repository's URL: a lane or an ask named by id must belong to it, or a
  * caller could reach another repository's queue through this one's address. Answered 404, as an id
- * that does not exist there.
+ * that does not exist there. Ids that do not exist at all are left to the call, which says so.
  */
 async function requireInRepository(store: LadderDeps['store'], args: Record<string, unknown>, repo: string): Promise<void> {
   const laneIds = LANE_ARGUMENTS.map((name) => args[name]).filter((id): id is string => typeof id === 'string');
@@ -81,69 +85,52 @@ async function requireInRepository(store: LadderDeps['store'], args: Record<stri
   }
 }
 
-function bearerToken(request: IncomingMessage): string {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-  if (!match) throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
-  return match[1]!;
+/** `{"result": …}` is the structured result; an error is the refusal's words with the status of its code. */
+function answer(response: ServerResponse, outcome: DirectCallOutcome): void {
+  const text = outcome.result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
+  if (outcome.errorCode !== undefined) send(response, STATUS_OF_CODE[outcome.errorCode] ?? 400, { error: text });
+  else send(response, 200, { result: outcome.result.structuredContent ?? text });
 }
 
 /**
- * Answers zz's tool calls with the same calls the MCP tools run: the caller is the bearer token's
- * actor, `repo` comes from the URL (a different `repo` in the body is refused), and the result is
- * `{"result": …}` or an HTTP error with `{"error": "…"}` worded as the MCP refusal is.
+ * zz's tool endpoint as a route of the ladder's HTTP server, beside `/mcp`: the caller is the
+ * bearer token's actor, `repo` comes from the URL (a different `repo` in the body is refused), and
+ * the call runs through the server's audit log and permission gate like an MCP call.
  */
-export function toolEndpointHandler(deps: LadderDeps, tools: readonly LadderTool[]): (request: IncomingMessage, response: ServerResponse) => Promise<void> {
+export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[], call: DirectCall): HttpRoute {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  return async (request, response) => {
-    try {
-      const url = new URL(request.url ?? '/', 'http://localhost');
-      const match = TOOL_PATH.exec(url.pathname);
-      if (!match) throw new HttpError(404, 'not found; tools are at POST /api/repos/<owner>/<repo>/tools/<tool>');
-      if (request.method !== 'POST') throw new HttpError(405, 'tools are called with POST');
-      const actor = await deps.store.verifyToken(bearerToken(request));
-      if (actor === undefined) throw new HttpError(401, 'the token is unknown or revoked');
-      const tool = byName.get(match[3]!);
-      if (!tool) throw new HttpError(404, `unknown tool ${match[3]}; tools: ${[...byName.keys()].join(', ')}`);
-      const repo = `${decodeURIComponent(match[1]!)}/${decodeURIComponent(match[2]!)}`;
-      const body = await readJsonObject(request);
-      if ('repo' in tool.input.shape) {
-        if (body['repo'] !== undefined && body['repo'] !== repo) throw new HttpError(400, `repo is ${String(body['repo'])} but the URL names ${repo}; leave repo out of the body`);
-        body['repo'] = repo;
-      }
-      const parsed = tool.input.safeParse(body);
-      if (!parsed.success) throw new HttpError(400, `invalid arguments for ${tool.name}: ${z.prettifyError(parsed.error)}`);
-      await requireInRepository(deps.store, parsed.data as Record<string, unknown>, repo);
-      const result = await tool.call({ ...deps, defaultRepo: repo }, actor, parsed.data);
-      send(response, 200, { result });
-    } catch (error) {
-      if (error instanceof HttpError) send(response, error.status, { error: error.message });
-      else if (error instanceof z.ZodError) send(response, 400, { error: z.prettifyError(error) });
-      else if (error instanceof ToolError) send(response, STATUS_OF_CODE[error.code] ?? 400, { error: error.message });
-      else send(response, 500, { error: `internal error: ${errorMessage(error)}` });
-    }
-  };
-}
-
-export interface RunningToolEndpoint {
-  readonly url: string;
-  close(): Promise<void>;
-}
-
-/** Serves the tool endpoint alone on `host:port` (0 picks a free port). */
-export async function serveToolEndpoint(deps: LadderDeps, tools: readonly LadderTool[], host: string, port: number): Promise<RunningToolEndpoint> {
-  const handler = toolEndpointHandler(deps, tools);
-  const server: Server = createServer((request, response) => void handler(request, response));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const address = server.address() as AddressInfo;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${address.port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((error) => (error ? reject(error) : resolve()));
-      }),
+    pathPrefix: ROUTE_PREFIX,
+    describe: (baseUrl) => `zz tool endpoint: POST ${baseUrl}/api/repos/<owner>/<repo>/tools/<tool> with Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME)`,
+    async handle(request, response) {
+      const cancelled = new AbortController();
+      response.on('close', () => {
+        if (!response.writableFinished) cancelled.abort(new Error('the client closed the connection'));
+      });
+      try {
+        const match = TOOL_PATH.exec(new URL(request.url ?? '/', 'http://localhost').pathname);
+        if (!match) throw new HttpError(404, 'not found; tools are at POST /api/repos/<owner>/<repo>/tools/<tool>');
+        if (request.method !== 'POST') throw new HttpError(405, 'tools are called with POST');
+        const token = bearerToken(request.headers.authorization);
+        if (token === undefined) throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
+        const actor = await deps.store.verifyToken(token);
+        if (actor === undefined) throw new HttpError(401, 'the token is unknown or revoked');
+        const [owner, name, toolName] = [match[1]!, match[2]!, match[3]!].map(decodeURIComponent) as [string, string, string];
+        const repo = `${owner}/${name}`;
+        const body = await readJsonObject(request);
+        const tool = byName.get(toolName);
+        if (tool && 'repo' in tool.input.shape) {
+          if (body['repo'] !== undefined && body['repo'] !== repo) throw new HttpError(400, `repo is ${String(body['repo'])} but the URL names ${repo}; leave repo out of the body`);
+          body['repo'] = repo;
+        }
+        const parsed = tool?.input.safeParse(body);
+        if (parsed?.success) await requireInRepository(deps.store, parsed.data as Record<string, unknown>, repo);
+        answer(response, await call(toolName, body, { caller: `tool-endpoint@${actor}`, principal: actor, signal: cancelled.signal }));
+      } catch (error) {
+        if (error instanceof HttpError) send(response, error.status, { error: error.message });
+        else if (error instanceof ToolError) send(response, STATUS_OF_CODE[error.code] ?? 400, { error: error.message });
+        else send(response, 500, { error: `internal error: ${errorMessage(error)}` });
+      }
+    },
   };
 }
