@@ -107,18 +107,23 @@ describe('search', () => {
     await expect(fx.ladder.search('x', { limit: 0 })).rejects.toThrow(/limit/);
   });
 
-  it('a query matching more rungs than are ranked is broad: newest matches first, unscored, still filtered by repository', async () => {
-    const rungs = (repoIndex: number) =>
-      Array.from({ length: 500 }, (_, i) => ({ path: `f${i}.js`, kind: 'file' as const, commit: first, objectId: first, summary: `common words here ${repoIndex}-${i}` }));
-    for (let r = 0; r < 5; r++) await fx.store.write(`acme/r${r}`, rungs(r), 'ada');
+  it('a query matching more rungs than are ranked is broad: only the newest 2,000 matches are ranked, still filtered by repository', async () => {
+    const strong = 'common words, common words and common words again';
+    const rungs = (repoIndex: number, strongAt: number) =>
+      Array.from({ length: 500 }, (_, i) => ({ path: `f${i}.js`, kind: 'file' as const, commit: first, objectId: first, summary: i === strongAt ? strong : `common words here ${repoIndex}-${i}` }));
+    // acme/r0 is written first, so its 500 rungs fall outside the newest 2,000 of the 2,500 matches.
+    for (let r = 0; r < 5; r++) await fx.store.write(`acme/r${r}`, rungs(r, r === 0 ? 7 : r === 3 ? 250 : -1), 'ada');
     const everywhere = await fx.ladder.search('common words', { limit: 3 });
     expect(everywhere.broad).toBe(true);
-    expect(everywhere.hits.map((hit) => `${hit.repo}:${hit.path}`)).toEqual(['acme/r4:f499.js', 'acme/r4:f498.js', 'acme/r4:f497.js']);
-    expect(everywhere.hits[0]!.score).toBeNull();
-    expect(everywhere.hits[0]!.snippet).toContain('[common] [words]');
-    const oneRepo = await fx.ladder.search('common', { repo: 'acme/r1', limit: 2 });
+    expect(everywhere.hits[0]).toMatchObject({ repo: 'acme/r3', path: 'f250.js' });
+    expect(everywhere.hits.map((hit) => hit.repo)).not.toContain('acme/r0');
+    const scores = everywhere.hits.map((hit) => hit.score);
+    expect(scores).toEqual([...scores].sort((a, b) => b - a));
+    expect(scores[0]).toBeGreaterThan(scores[1]!);
+    expect(everywhere.hits[1]!.snippet).toContain('[common] [words]');
+    const oneRepo = await fx.ladder.search('common words', { repo: 'acme/r0', limit: 2 });
     expect(oneRepo.broad).toBe(false);
-    expect(oneRepo.hits.map((hit) => hit.repo)).toEqual(['acme/r1', 'acme/r1']);
+    expect(oneRepo.hits.map((hit) => `${hit.repo}:${hit.path}`)[0]).toBe('acme/r0:f7.js');
     const narrowed = await fx.ladder.search('common 3-17');
     expect(narrowed.broad).toBe(false);
     expect(narrowed.hits.map((hit) => `${hit.repo}:${hit.path}`)).toEqual(['acme/r3:f17.js']);

@@ -5,6 +5,8 @@ const COMPONENT = 'rungs';
 
 /** bm25 weights per rung_search column: a term in the summary counts most, then the path, then the body. */
 export const SEARCH_WEIGHTS = { summary: 8, body: 1, path: 4, repoToken: 0 } as const;
+/** The weights as bm25's arguments after the table, in column order. */
+export const BM25_WEIGHT_ARGUMENTS = `${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repoToken}`;
 
 /** Each step runs once, in order, in its own BEGIN IMMEDIATE transaction together with its record. */
 const RUNGS_MIGRATIONS: readonly string[] = [
@@ -45,7 +47,7 @@ const RUNGS_MIGRATIONS: readonly string[] = [
     summary, body, path, repo_token,
     tokenize = 'porter unicode61 remove_diacritics 2'
   );
-  INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repoToken})');`,
+  INSERT INTO rung_search (rung_search, rank) VALUES ('rank', 'bm25(${BM25_WEIGHT_ARGUMENTS})');`,
 ];
 
 /** Creates rungs, rung_revisions and rung_search; safe to call on every open, from any process. */

@@ -3,7 +3,7 @@ import type { RungKind } from '../ladder/rung-paths.js';
 import { immediate, systemClock, type Clock, type Db } from './database.js';
 import { ftsQuery, inRepository, repoToken } from './rung-search.js';
 import type { Rung, RungStore, RungWrite, SearchOptions, SearchResult } from './rungs.js';
-import { migrateRungs } from './rungs-schema.js';
+import { BM25_WEIGHT_ARGUMENTS, migrateRungs } from './rungs-schema.js';
 
 interface RungRow {
   readonly id: number;
@@ -21,8 +21,8 @@ interface RungRow {
 
 interface SearchRow extends RungRow {
   readonly snippet: string;
-  /** bm25 (negative, lower is better); null for a broad query's newest-first hits. */
-  readonly rank: number | null;
+  /** bm25: negative, lower is better. */
+  readonly rank: number;
 }
 
 const RUNG_COLUMNS = 'id, repo, path, kind, commit_id, object_id, summary, body, revision, author, written_at';
@@ -35,8 +35,9 @@ const SNIPPET_TOKENS = 16;
  * Most matches one search ranks by bm25. FTS5 computes bm25 for every match before sorting
  * (about 1 µs each, after a pass over each term's whole index entry), so a query whose words are
  * in most of 100,000 rungs would take 60-100 ms. A query matching more rungs than this is broad:
- * its newest matches are returned instead, found by walking the index backwards, which stops
- * after `limit` rows. Either way a search stays within a few milliseconds.
+ * only its newest matches, this many, are ranked (found by walking the index backwards, which
+ * stops at the window's end), so a search stays within a few milliseconds and a broad one is still
+ * ordered by relevance, among recent rungs.
  */
 const RANK_WINDOW = 2_000;
 
@@ -106,11 +107,16 @@ export class SqliteRungStore implements RungStore {
            FROM rung_search WHERE rung_search MATCH @match ORDER BY rank LIMIT @limit
          ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY hit.rank`,
       ),
-      newest: db.prepare<{ match: string; limit: number }, SearchRow>(
-        `SELECT ${JOINED_RUNG_COLUMNS}, hit.snippet, NULL AS rank FROM (
-           SELECT rowid, snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) AS snippet
-           FROM rung_search WHERE rung_search MATCH @match ORDER BY rowid DESC LIMIT @limit
-         ) hit JOIN rungs r ON r.id = hit.rowid ORDER BY r.id DESC`,
+      // FTS5 ignores a rowid bound when it sorts by rank, so the window's bm25 is asked as a plain
+      // function over the newest rows and sorted outside; snippets are made for the kept rows only.
+      rankedNewest: db.prepare<{ match: string; limit: number; window: number }, SearchRow>(
+        `WITH newest AS (
+           SELECT rowid AS id, bm25(rung_search, ${BM25_WEIGHT_ARGUMENTS}) AS rank
+           FROM rung_search WHERE rung_search MATCH @match ORDER BY rowid DESC LIMIT @window
+         ), kept AS (SELECT id, rank FROM newest ORDER BY rank LIMIT @limit)
+         SELECT ${JOINED_RUNG_COLUMNS}, kept.rank,
+           (SELECT snippet(rung_search, -1, '[', ']', '…', ${SNIPPET_TOKENS}) FROM rung_search WHERE rung_search MATCH @match AND rowid = kept.id) AS snippet
+         FROM kept JOIN rungs r ON r.id = kept.id ORDER BY kept.rank`,
       ),
     };
   }
@@ -171,7 +177,7 @@ export class SqliteRungStore implements RungStore {
     const match = inRepository(terms, options.repo);
     const parameters = { match, limit: options.limit };
     const broad = this.statements.isBroad.get({ match, offset: RANK_WINDOW }) !== undefined;
-    const rows = broad ? this.statements.newest.all(parameters) : this.statements.ranked.all(parameters);
+    const rows = broad ? this.statements.rankedNewest.all({ ...parameters, window: RANK_WINDOW }) : this.statements.ranked.all(parameters);
     const hits = rows.map((row) => ({
       repo: row.repo,
       path: row.path,
@@ -182,7 +188,7 @@ export class SqliteRungStore implements RungStore {
       commit: row.commit_id,
       // FTS5's bm25 is negative, lower being better; shown the other way round. Not rounded: when a
       // term is in most rungs its weight is tiny, and only the unrounded values keep their order.
-      score: row.rank === null ? null : -row.rank,
+      score: -row.rank,
     }));
     return { hits, broad };
   }

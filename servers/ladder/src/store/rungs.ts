@@ -39,15 +39,15 @@ export interface SearchHit {
   readonly snippet: string;
   readonly revision: number;
   readonly commit: string;
-  /** bm25 relevance, higher is better; null in a broad search, which is not ranked. */
-  readonly score: number | null;
+  /** bm25 relevance, higher is better. */
+  readonly score: number;
 }
 
 export interface SearchResult {
   readonly hits: SearchHit[];
   /**
-   * The words are in so many rungs (more than the backend ranks in one search) that the hits
-   * are the newest matches, not ranked by relevance. A rarer word in the query gets a ranking.
+   * The words are in so many rungs (more than the backend ranks in one search) that only the
+   * newest of them were ranked; an older rung may match as well. A rarer word widens the ranking.
    */
   readonly broad: boolean;
 }
