@@ -67,6 +67,18 @@ describe('bulkhead-ladder as a process', () => {
     expect(claimed.structuredContent).toMatchObject({ claim: { ask: { id: result.ask.id, holder: 'bob' } } });
   });
 
+  it('without --token-file, opens /mcp to ladder tokens only and says so in its client snippet', async () => {
+    ws = ladderWorkspace();
+    const carol = createToken('carol');
+    const http = await startHttpServer({ script: LADDER_CLI, args: ['--root', ws.root, '--config', ws.path('.bulkhead')], headers: { authorization: `Bearer ${carol}` } });
+    server = http;
+    expect(http.stdout()).toContain('"BULKHEAD_AUTH": "Bearer <your token>"');
+    const proposed = await http.client.callTool({ name: 'lane_propose', arguments: { title: 'Carol’s lane' } });
+    expect(proposed.structuredContent).toMatchObject({ lane: { coordinator: 'carol' } });
+    const anonymous = await fetch(http.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(anonymous.status).toBe(401);
+  });
+
   it('acts as the policy actor over stdio', async () => {
     ws = ladderWorkspace();
     server = await startStdioServer({ script: LADDER_CLI, args: ['--root', ws.root, '--config', ws.path('.bulkhead')] });

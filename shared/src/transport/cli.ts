@@ -13,9 +13,10 @@ export interface ServerCliSpec {
   readonly scriptPath: string;
 }
 
-function desktopSnippet(spec: ServerCliSpec, options: CommonOptions, url?: string): string {
-  const viaRemote = options.token
-    ? { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: 'Bearer <the token in your --token-file>' } }
+/** `tokenHint` names the token an HTTP client must send, when the server requires one. */
+function desktopSnippet(spec: ServerCliSpec, options: CommonOptions, url?: string, tokenHint?: string): string {
+  const viaRemote = tokenHint
+    ? { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: `Bearer <${tokenHint}>` } }
     : { command: 'npx', args: ['-y', 'mcp-remote', url] };
   const entry = url ? viaRemote : { command: process.execPath, args: [spec.scriptPath, ...options.roots.flatMap((root) => ['--root', root])] };
   return JSON.stringify({ mcpServers: { [spec.bin]: entry } }, null, 2);
@@ -45,6 +46,7 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
     return;
   }
 
+  const tokenHint = options.token ? 'the token in your --token-file' : toolServer.http?.verifyToken ? 'your token' : undefined;
   await serveUntilStopped(toolServer, {
     bin: spec.bin,
     ...(options.http ? { http: { ...options.http, ...(options.token ? { token: options.token } : {}), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts } } : {}),
@@ -53,7 +55,7 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
       `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
       (toolServer.http?.routes ?? []).map((route) => `${route.describe(url.slice(0, -MCP_PATH.length))}\n`).join('') +
       `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n\n` +
-      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, url)}\n\n` +
+      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, url, tokenHint)}\n\n` +
       `or over stdio, without a running server:\n${desktopSnippet(spec, options)}`,
   });
 }
