@@ -135,6 +135,18 @@ describe('the HTTP tool endpoint', () => {
     expect(read.body.result!['reading']).toMatchObject({ repo: 'acme/widgets', freshness: 'fresh' });
   });
 
+  it("takes _repo as the standing lane of the URL's repository, which needs an owner", async () => {
+    const { tokens } = await start();
+    const bob = (await tokens.createToken('bob')).secret;
+    const posted = await post('ask_post', { lane_id: '_repo', kind: 'question', title: 'Where do releases live?' }, bob);
+    expect(posted.status).toBe(200);
+    const laneId = (posted.body.result!['ask'] as Ask).lane_id;
+    const lane = (await post('lane_get', { lane_id: laneId }, bob)).body.result!['lane'] as LaneWithHistory;
+    expect(lane).toMatchObject({ repo: 'acme/widgets', coordinator: 'ada', state: 'active' });
+    const ownerless = await post('lane_get', { lane_id: '_repo' }, bob, 'acme/other');
+    expect(ownerless).toEqual({ status: 404, body: { error: 'acme/other has no owner, so it has no _repo lane; propose a lane with lane_propose instead' } });
+  });
+
   it('answers unknown tools, wrong methods, bad bodies and bad arguments with an error', async () => {
     const { tokens } = await start();
     const bob = (await tokens.createToken('bob')).secret;

@@ -179,3 +179,38 @@ describe('the ladder server over MCP', () => {
     expect(reindexed.structured.reindex.indexed).toBe(1);
   });
 });
+
+describe("zz's _repo lane", () => {
+  it('is the repository’s standing lane, made on first use, coordinated by its owner, one across servers', async () => {
+    world = await ladderWorld();
+    const ada = await world.connect('ada');
+    const bob = await world.connect('bob');
+    const carol = await world.connect('carol');
+
+    const [fromBob, fromCarol] = await Promise.all([bob.call<{ lane: LaneWithHistory }>('lane_get', { lane_id: '_repo' }), carol.call<{ lane: LaneWithHistory }>('lane_get', { lane_id: '_repo' })]);
+    expect(fromBob.isError).toBe(false);
+    const lane = fromBob.structured.lane;
+    expect(lane).toMatchObject({ repo: 'local/repo', title: 'local/repo', state: 'active', coordinator: 'ada' });
+    expect(lane.id).toMatch(/^lane-[0-9a-f]{10}$/);
+    expect(fromCarol.structured.lane.id).toBe(lane.id);
+    expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes.map((listed) => listed.id)).toEqual([lane.id]);
+
+    const posted = (await bob.call<{ ask: Ask }>('ask_post', { lane_id: '_repo', kind: 'work', title: 'Summarise src/' })).structured.ask;
+    expect(posted.lane_id).toBe(lane.id);
+    const claim = await carol.call<{ claim: Claim | null }>('ask_claim_next', { lane_id: '_repo' });
+    expect(claim.structured.claim?.ask.id).toBe(posted.id);
+
+    const pausedByBob = await bob.call('lane_set_state', { lane_id: '_repo', state: 'paused' });
+    expect(pausedByBob.isError).toBe(true);
+    expect(pausedByBob.text).toContain('needs coordinator scope');
+    expect((await ada.call<{ lane: LaneWithHistory }>('lane_set_state', { lane_id: '_repo', state: 'paused' })).structured.lane.state).toBe('paused');
+  });
+
+  it('names the lane ids it accepts when given neither', async () => {
+    world = await ladderWorld();
+    const ada = await world.connect('ada');
+    const wrong = await ada.call('lane_get', { lane_id: 'repo' });
+    expect(wrong.isError).toBe(true);
+    expect(wrong.text).toBe('Invalid arguments for ladder:lane_get: `lane_id`: a lane id looks like lane-0123456789, or _repo for the repository\'s standing lane');
+  });
+});

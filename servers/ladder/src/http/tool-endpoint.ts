@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerToken, errorMessage, ToolError, type DirectCall, type DirectCallOutcome, type HttpRoute } from '@bulkhead/core';
-import type { LadderDeps, LadderTool } from '../context.js';
+import { LANE_ARGUMENTS, resolveRepoLane, type LadderDeps, type LadderTool } from '../context.js';
 
 /** zz's tool endpoint: `POST /api/repos/<owner>/<repo>/tools/<tool>`. */
 const ROUTE_PREFIX = '/api/';
@@ -64,8 +64,7 @@ async function readJsonObject(request: IncomingMessage): Promise<Record<string, 
   return body as Record<string, unknown>;
 }
 
-/** Arguments that name a lane or an ask by id, whatever the tool. */
-const LANE_ARGUMENTS = ['lane_id', 'related_lane_id'] as const;
+/** Arguments that name an ask by id, whatever the tool. */
 const ASK_ARGUMENTS = ['ask_id'] as const;
 
 /**
@@ -117,7 +116,8 @@ export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[]
         if (actor === undefined) throw new HttpError(401, 'the token is unknown or revoked');
         const [owner, name, toolName] = [match[1]!, match[2]!, match[3]!].map(decodeURIComponent) as [string, string, string];
         const repo = `${owner}/${name}`;
-        const body = await readJsonObject(request);
+        // `_repo` is the standing lane of the URL's repository, not of the server's default one.
+        const body = await resolveRepoLane(deps.store, await readJsonObject(request), repo);
         const tool = byName.get(toolName);
         if (tool && 'repo' in tool.input.shape) {
           if (body['repo'] !== undefined && body['repo'] !== repo) throw new HttpError(400, `repo is ${String(body['repo'])} but the URL names ${repo}; leave repo out of the body`);

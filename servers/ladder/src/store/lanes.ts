@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ToolError } from '@bulkhead/core';
 import type { Clock, Db } from './database.js';
 import { immediate } from './database.js';
@@ -28,6 +29,17 @@ const NEXT_STATES: Record<LaneState, readonly LaneState[]> = {
   done: [],
   abandoned: [],
 };
+
+/** zz's name for a repository's standing lane, for work on the repository as a whole. */
+export const REPO_LANE = '_repo';
+
+/**
+ * The standing lane's id: the same in every process on the file, so two that make it at once
+ * make one. Shaped like any lane id; one of 2^40 to meet a random id.
+ */
+function repoLaneId(repo: string): string {
+  return `lane-${createHash('sha256').update(`${REPO_LANE}\0${repo}`).digest('hex').slice(0, 10)}`;
+}
 
 /** Lanes and their event history: every change writes an event with its actor and time. */
 export class SqliteLanes {
@@ -74,6 +86,29 @@ export class SqliteLanes {
       this.insertEvent.run(row.id, now, actor, 'proposed', JSON.stringify({ title: lane.title, goal: lane.goal, paths: lane.paths, priority: lane.priority }));
     });
     return this.get(row.id);
+  }
+
+  /**
+   * The repository's standing lane (`_repo`), made on first use: active, coordinated by the
+   * repository's longest-standing owner. A repository with no owner has none.
+   */
+  repoLane(repo: string): LaneWithHistory {
+    const id = repoLaneId(repo);
+    immediate(this.db, () => {
+      const existing = this.selectLane.get(id);
+      if (existing !== undefined) {
+        if (existing.repo !== repo) throw new ToolError(`the id of ${repo}'s _repo lane is taken by a lane of ${existing.repo}`, 'conflict');
+        return;
+      }
+      const owner = this.roles.firstOwner(repo);
+      if (owner === undefined) throw new ToolError(`${repo} has no owner, so it has no ${REPO_LANE} lane; propose a lane with lane_propose instead`, 'not_found');
+      const now = this.clock();
+      const lane = proposeLaneInput.parse({ repo, title: repo, goal: 'Work on the repository as a whole' });
+      this.insertLane.run({ id, repo, title: lane.title, goal: lane.goal, paths: '[]', priority: lane.priority, state: 'active', coordinator: owner, related_lanes: '[]', created_at: now, updated_at: now });
+      this.roles.addCoordinator(repo, id, owner, owner);
+      this.insertEvent.run(id, now, owner, 'proposed', JSON.stringify({ title: lane.title, goal: lane.goal, paths: [], priority: lane.priority, standing: REPO_LANE }));
+    });
+    return this.get(id);
   }
 
   get(laneId: string): LaneWithHistory {

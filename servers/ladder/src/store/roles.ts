@@ -26,6 +26,7 @@ export class SqliteRoles {
   private readonly remove;
   private readonly ownerCount;
   private readonly all;
+  private readonly firstOwnerOf;
 
   constructor(private readonly db: Db, private readonly clock: Clock) {
     this.rolesOf = db.prepare<[string, string, string], Pick<RoleRow, 'role' | 'lane_id'>>(
@@ -38,6 +39,7 @@ export class SqliteRoles {
     this.remove = db.prepare(`DELETE FROM roles WHERE repo = ? AND principal = ? AND role = ? AND lane_id = ?`);
     this.ownerCount = db.prepare<[string], number>(`SELECT count(*) FROM roles WHERE repo = ? AND role = 'owner'`).pluck();
     this.all = db.prepare<[string], RoleRow>(`SELECT * FROM roles WHERE repo = ? ORDER BY principal, role, lane_id`);
+    this.firstOwnerOf = db.prepare<[string], string>(`SELECT principal FROM roles WHERE repo = ? AND role = 'owner' ORDER BY granted_at, principal LIMIT 1`).pluck();
   }
 
   /** The scopes `principal` holds on a lane of `repo`; contributor always, every scope for an owner. */
@@ -93,6 +95,11 @@ export class SqliteRoles {
       .all(repo)
       .filter((row) => (filter.principal === undefined || row.principal === filter.principal) && (filter.laneId === undefined || row.lane_id === filter.laneId || row.lane_id === ''))
       .map(toRoleGrant);
+  }
+
+  /** The repository's longest-standing owner, if it has one. */
+  firstOwner(repo: string): string | undefined {
+    return this.firstOwnerOf.get(repo);
   }
 
   seedOwner(repo: string, principal: string): void {

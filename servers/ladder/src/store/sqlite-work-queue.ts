@@ -58,6 +58,9 @@ export class SqliteWorkQueueStore implements WorkQueueStore {
   async proposeLane(input: ProposeLaneInput, actor: string): Promise<LaneWithHistory> {
     return this.lanes.propose(input, actor);
   }
+  async repoLane(repo: string): Promise<LaneWithHistory> {
+    return this.lanes.repoLane(repo);
+  }
   async getLane(laneId: string): Promise<LaneWithHistory> {
     return this.lanes.get(laneId);
   }

@@ -202,6 +202,8 @@ export interface CreatedToken extends TokenInfo {
 
 export interface LaneStore {
   proposeLane(input: ProposeLaneInput, actor: string): Promise<LaneWithHistory>;
+  /** The repository's standing lane, zz's `_repo`, made on first use; refused for a repository with no owner. */
+  repoLane(repo: string): Promise<LaneWithHistory>;
   getLane(laneId: string): Promise<LaneWithHistory>;
   listLanes(repo: string, options?: { state?: LaneState; withHistory?: boolean }): Promise<(Lane | LaneWithHistory)[]>;
   setLaneState(laneId: string, state: LaneState, actor: string, reason?: string): Promise<LaneWithHistory>;

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { actorField, checkSelf, defineLadderTool, WRITES_LOCAL } from '../context.js';
+import { actorField, checkSelf, defineLadderTool, laneRef, WRITES_LOCAL } from '../context.js';
 import { claimResult, renderAsk } from '../results.js';
-import { claimOptions, idSchemas } from '../store/work-queue.js';
+import { claimOptions } from '../store/work-queue.js';
 
 const input = claimOptions.extend({
-  lane_id: idSchemas.laneId,
+  lane_id: laneRef,
   kind: z.string().min(1).max(100).optional().describe('Only asks of this kind'),
   actor: actorField,
 });

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { actorField, checkSelf, defineLadderTool, WRITES_LOCAL } from '../context.js';
+import { actorField, checkSelf, defineLadderTool, laneRef, WRITES_LOCAL } from '../context.js';
 import { askResult, renderAsk } from '../results.js';
 import { postAskInput } from '../store/work-queue.js';
 
-const input = postAskInput.extend({ actor: actorField });
+const input = postAskInput.extend({ lane_id: laneRef, actor: actorField });
 
 const output = z.object({ ask: askResult, replayed: z.boolean().describe('True when an earlier post with the same idempotency_key was returned') });
 

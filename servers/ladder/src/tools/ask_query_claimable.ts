@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { READ_ONLY_LOCAL } from '@bulkhead/core';
-import { defineLadderTool } from '../context.js';
+import { defineLadderTool, laneRef } from '../context.js';
 import { claimableResult, renderAsk } from '../results.js';
-import { idSchemas } from '../store/work-queue.js';
 
 const input = z.strictObject({
-  lane_id: idSchemas.laneId,
+  lane_id: laneRef,
   kind: z.string().min(1).max(64).optional().describe('Only asks of this kind'),
   limit: z.number().int().min(1).max(500).optional().describe('How many asks (default: the store\'s)'),
 });

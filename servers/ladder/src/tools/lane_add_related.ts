@@ -1,11 +1,10 @@
 import { z } from 'zod';
-import { actorField, checkSelf, defineLadderTool, WRITES_LOCAL } from '../context.js';
+import { actorField, checkSelf, defineLadderTool, laneRef, WRITES_LOCAL } from '../context.js';
 import { laneResult, renderLane } from '../results.js';
-import { idSchemas } from '../store/work-queue.js';
 
 const input = z.strictObject({
-  lane_id: idSchemas.laneId,
-  related_lane_id: idSchemas.laneId.describe('A lane created from this one'),
+  lane_id: laneRef,
+  related_lane_id: laneRef.describe('A lane created from this one'),
   actor: actorField,
 });
 

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { READ_ONLY_LOCAL } from '@bulkhead/core';
-import { defineLadderTool } from '../context.js';
+import { defineLadderTool, laneRef } from '../context.js';
 import { laneResult, renderLane } from '../results.js';
-import { idSchemas } from '../store/work-queue.js';
 
-const input = z.strictObject({ lane_id: idSchemas.laneId });
+const input = z.strictObject({ lane_id: laneRef });
 
 const output = z.object({ lane: laneResult });
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { actorField, checkSelf, defineLadderTool, WRITES_LOCAL } from '../context.js';
+import { actorField, checkSelf, defineLadderTool, laneRef, WRITES_LOCAL } from '../context.js';
 import { laneResult, renderLane } from '../results.js';
-import { idSchemas, LANE_STATES } from '../store/work-queue.js';
+import { LANE_STATES } from '../store/work-queue.js';
 
 const input = z.strictObject({
-  lane_id: idSchemas.laneId,
+  lane_id: laneRef,
   state: z.enum(LANE_STATES).describe('proposed → active or abandoned; active ⇄ paused; active or paused → done or abandoned; done and abandoned are final'),
   reason: z.string().max(2000).optional().describe('Why, kept in the lane\'s history'),
   actor: actorField,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { ToolError } from '@bulkhead/core';
-import { actorField, checkSelf, defineLadderTool, repoField, repoOf, WRITES_LOCAL } from '../context.js';
+import { actorField, checkSelf, defineLadderTool, laneRef, repoField, repoOf, WRITES_LOCAL } from '../context.js';
 import { renderRole, roleGrantResult } from '../results.js';
 import { roleGrantInput } from '../store/work-queue.js';
 
 // The store's schema has refinements (which zod cannot extend), so the tool takes its fields and the store checks the rules.
-const input = z.strictObject({ ...roleGrantInput.shape, repo: repoField, actor: actorField });
+const input = z.strictObject({ ...roleGrantInput.shape, lane_id: laneRef.optional(), repo: repoField, actor: actorField });
 
 const output = z.object({ grant: roleGrantResult });
 

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { READ_ONLY_LOCAL } from '@bulkhead/core';
-import { defineLadderTool, repoField, repoOf } from '../context.js';
+import { defineLadderTool, laneRef, repoField, repoOf } from '../context.js';
 import { renderRole, roleGrantResult } from '../results.js';
 import { idSchemas } from '../store/work-queue.js';
 
 const input = z.strictObject({
   repo: repoField,
   principal: idSchemas.principal.optional().describe('Only this principal\'s roles'),
-  lane_id: idSchemas.laneId.optional().describe('Only roles on this lane and repository-wide ones'),
+  lane_id: laneRef.optional().describe('Only roles on this lane and repository-wide ones'),
 });
 
 const output = z.object({ roles: z.array(roleGrantResult) });

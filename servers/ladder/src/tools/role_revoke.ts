@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { ToolError } from '@bulkhead/core';
-import { actorField, checkSelf, defineLadderTool, repoField, repoOf, WRITES_LOCAL } from '../context.js';
+import { actorField, checkSelf, defineLadderTool, laneRef, repoField, repoOf, WRITES_LOCAL } from '../context.js';
 import { roleGrantInput } from '../store/work-queue.js';
 
 // Same fields as role_grant: the store's schema has refinements, so the tool takes its fields and the store checks the rules.
-const input = z.strictObject({ ...roleGrantInput.shape, repo: repoField, actor: actorField });
+const input = z.strictObject({ ...roleGrantInput.shape, lane_id: laneRef.optional(), repo: repoField, actor: actorField });
 
 const output = z.object({ revoked: z.boolean().describe('false when the principal did not hold that role') });
 
