@@ -4,6 +4,12 @@ import { askKindSchema } from './store/ask-kinds.js';
 
 export const LADDER_POLICY_FILE = 'ladder_policy.yaml';
 
+/** Tools that only read and do not depend on who calls: the ones a public repository may answer without a token. */
+export const PUBLIC_READ_TOOLS = ['ladder_read', 'ladder_tree', 'ladder_search', 'lane_get', 'lane_list', 'role_list'] as const;
+
+/** Who a call without a token acts as, on a public repository. */
+export const ANONYMOUS = 'anonymous';
+
 export const ladderPolicySchema = serverPolicySchema(true, {
   database: z.string().min(1).default('ladder.db').describe('The SQLite file of rungs, lanes, asks, roles and tokens; a relative path is resolved against the control-plane folder'),
   actor: z
@@ -15,6 +21,16 @@ export const ladderPolicySchema = serverPolicySchema(true, {
   lease_ms: z.number().int().min(1000).max(86_400_000).default(15 * 60_000).describe('How long a claim holds an ask when the claim names no lease'),
   max_attempts: z.number().int().min(1).max(100).default(5).describe('Claims an ask may lapse or be released before it expires'),
   extra_kinds: z.array(askKindSchema).default([]).describe('Ask kinds beyond the built-in ones: name, the scope that may claim and answer it, the answers it allows'),
+  public_read: z
+    .strictObject({
+      repos: z.array(z.string().min(1).max(200)).default([]).describe('Repositories (owner/name) whose reading tools answer on the tool endpoint without a token (default: none)'),
+      tools: z
+        .array(z.enum(PUBLIC_READ_TOOLS))
+        .default(['lane_list', 'ladder_tree'])
+        .describe(`The tools those repositories answer without a token, acting as ${ANONYMOUS}; only reading tools: ${PUBLIC_READ_TOOLS.join(', ')}`),
+    })
+    .prefault({})
+    .describe("zz's public repositories: reading without a token on the HTTP tool endpoint (never on /mcp)"),
   repo: z
     .strictObject({
       name: z.string().min(1).max(200).optional().describe('The repository name calls use when they give none (default: local/<folder name of the git repository>)'),

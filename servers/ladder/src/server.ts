@@ -142,7 +142,7 @@ export async function createLadderServer(options: LadderServerOptions): Promise<
     gate: options.gate,
     audit: options.audit,
     limits: DEFAULT_OUTPUT_LIMITS,
-    http: (call) => ({ routes: [toolEndpointRoute(deps, ladderTools, call)], verifyToken: (token) => deps.store.verifyToken(token) }),
+    http: (call) => ({ routes: [toolEndpointRoute(deps, ladderTools, call, policy.public_read)], verifyToken: (token) => deps.store.verifyToken(token) }),
     onClose: async () => close(),
   });
 }

@@ -32,6 +32,8 @@ interface StartOptions {
   /** permissions.yaml; the world's default allows every ladder tool. */
   readonly permissions?: string;
   readonly audit?: boolean;
+  /** ladder_policy.yaml entries besides the actor and the repository name. */
+  readonly policy?: Record<string, unknown>;
 }
 
 /**
@@ -41,7 +43,7 @@ interface StartOptions {
 async function start(options: StartOptions = {}): Promise<{ base: string; mcp: string; tokens: SqliteWorkQueueStore }> {
   world = await ladderWorld();
   if (options.permissions !== undefined) writeFileSync(join(world.controlDir, 'permissions.yaml'), options.permissions);
-  const policy = ladderPolicySchema.parse({ actor: 'ada', repo: { name: 'acme/widgets' } });
+  const policy = ladderPolicySchema.parse({ actor: 'ada', repo: { name: 'acme/widgets' }, ...options.policy });
   const server = await createLadderServer({
     roots: [world.repoDir],
     controlDir: world.controlDir,
@@ -145,6 +147,42 @@ describe('the HTTP tool endpoint', () => {
     expect(lane).toMatchObject({ repo: 'acme/widgets', coordinator: 'ada', state: 'active' });
     const ownerless = await post('lane_get', { lane_id: '_repo' }, bob, 'acme/other');
     expect(ownerless).toEqual({ status: 404, body: { error: 'acme/other has no owner, so it has no _repo lane; propose a lane with lane_propose instead' } });
+  });
+
+  it('answers the public reading tools of a public repository without a token, as anonymous, and nothing else', async () => {
+    const { tokens } = await start({ audit: true, policy: { public_read: { repos: ['acme/widgets'] } } });
+    const bob = (await tokens.createToken('bob')).secret;
+    const lane = (await post('lane_propose', { title: 'Public work' }, bob)).body.result!['lane'] as LaneWithHistory;
+    const listed = await post('lane_list', {}, undefined);
+    expect(listed.status).toBe(200);
+    expect((listed.body.result!['lanes'] as LaneWithHistory[]).map((entry) => entry.id)).toEqual([lane.id]);
+    expect((await post('ladder_tree', {}, undefined)).status).toBe(200);
+    const refused = [
+      ['lane_get', { lane_id: lane.id }, 'acme/widgets'],
+      ['lane_propose', { title: 'Anonymous lane' }, 'acme/widgets'],
+      ['lane_list', {}, 'acme/other'],
+    ] as const;
+    for (const [tool, args, repo] of refused) {
+      const reply = await post(tool, args, undefined, repo);
+      expect({ tool, repo, status: reply.status }).toEqual({ tool, repo, status: 401 });
+    }
+    expect((await post('lane_list', {}, 'not-a-token')).status).toBe(401);
+    const callers = readFileSync(auditFile(world!.controlDir, 'ladder'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { tool: string; caller: string }));
+    expect(callers.map(({ tool, caller }) => `${tool} ${caller}`)).toEqual(['ladder:lane_propose tool-endpoint@bob', 'ladder:lane_list tool-endpoint@anonymous', 'ladder:ladder_tree tool-endpoint@anonymous']);
+  });
+
+  it('refuses a reading tool outside public_read.tools in the policy', () => {
+    expect(ladderPolicySchema.safeParse({ public_read: { repos: ['acme/widgets'], tools: ['ask_post'] } }).success).toBe(false);
+    expect(ladderPolicySchema.safeParse({ public_read: { repos: ['acme/widgets'], tools: ['ask_query_claimable'] } }).success).toBe(false);
+    expect(ladderPolicySchema.parse({}).public_read).toEqual({ repos: [], tools: ['lane_list', 'ladder_tree'] });
+  });
+
+  it('answers a malformed percent-encoding in the URL with 400', async () => {
+    const { tokens } = await start();
+    const bob = (await tokens.createToken('bob')).secret;
+    const reply = await fetch(`${baseUrl()}/api/repos/acme/wid%E0%A4%A/tools/lane_list`, { method: 'POST', headers: { authorization: `Bearer ${bob}` }, body: '{}' });
+    expect(reply.status).toBe(400);
+    expect(await reply.json()).toEqual({ error: 'wid%E0%A4%A in the URL is not well-formed percent-encoding' });
   });
 
   it('answers unknown tools, wrong methods, bad bodies and bad arguments with an error', async () => {

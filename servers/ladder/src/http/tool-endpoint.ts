@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { bearerToken, errorMessage, ToolError, type DirectCall, type DirectCallOutcome, type HttpRoute } from '@bulkhead/core';
 import { LANE_ARGUMENTS, resolveRepoLane, type LadderDeps, type LadderTool } from '../context.js';
+import { ANONYMOUS, type LadderPolicy } from '../policy.js';
 
 /** zz's tool endpoint: `POST /api/repos/<owner>/<repo>/tools/<tool>`. */
 const ROUTE_PREFIX = '/api/';
@@ -64,6 +65,14 @@ async function readJsonObject(request: IncomingMessage): Promise<Record<string, 
   return body as Record<string, unknown>;
 }
 
+function decodedSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw new HttpError(400, `${segment} in the URL is not well-formed percent-encoding`);
+  }
+}
+
 /** Arguments that name an ask by id, whatever the tool. */
 const ASK_ARGUMENTS = ['ask_id'] as const;
 
@@ -96,8 +105,21 @@ function answer(response: ServerResponse, outcome: DirectCallOutcome): void {
  * bearer token's actor, `repo` comes from the URL (a different `repo` in the body is refused), and
  * the call runs through the server's audit log and permission gate like an MCP call.
  */
-export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[], call: DirectCall): HttpRoute {
+export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[], call: DirectCall, publicRead: LadderPolicy['public_read']): HttpRoute {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const publicRepos = new Set(publicRead.repos);
+  const publicTools = new Set<string>(publicRead.tools);
+  /** The caller: the token's actor, or anonymous for a public repository's reading tool called without a token. */
+  const callerOf = async (request: IncomingMessage, repo: string, toolName: string): Promise<string> => {
+    const token = bearerToken(request.headers.authorization);
+    if (token === undefined) {
+      if (request.headers.authorization === undefined && publicRepos.has(repo) && publicTools.has(toolName)) return ANONYMOUS;
+      throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
+    }
+    const actor = await deps.store.verifyToken(token);
+    if (actor === undefined) throw new HttpError(401, 'the token is unknown or revoked');
+    return actor;
+  };
   return {
     pathPrefix: ROUTE_PREFIX,
     describe: (baseUrl) => `zz tool endpoint: POST ${baseUrl}/api/repos/<owner>/<repo>/tools/<tool> with Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME)`,
@@ -110,12 +132,9 @@ export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[]
         const match = TOOL_PATH.exec(new URL(request.url ?? '/', 'http://localhost').pathname);
         if (!match) throw new HttpError(404, 'not found; tools are at POST /api/repos/<owner>/<repo>/tools/<tool>');
         if (request.method !== 'POST') throw new HttpError(405, 'tools are called with POST');
-        const token = bearerToken(request.headers.authorization);
-        if (token === undefined) throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
-        const actor = await deps.store.verifyToken(token);
-        if (actor === undefined) throw new HttpError(401, 'the token is unknown or revoked');
-        const [owner, name, toolName] = [match[1]!, match[2]!, match[3]!].map(decodeURIComponent) as [string, string, string];
+        const [owner, name, toolName] = [match[1]!, match[2]!, match[3]!].map(decodedSegment) as [string, string, string];
         const repo = `${owner}/${name}`;
+        const actor = await callerOf(request, repo, toolName);
         // `_repo` is the standing lane of the URL's repository, not of the server's default one.
         const body = await resolveRepoLane(deps.store, await readJsonObject(request), repo);
         const tool = byName.get(toolName);
