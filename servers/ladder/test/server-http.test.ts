@@ -223,16 +223,23 @@ describe('the HTTP tool endpoint', () => {
     expect((await post('lane_list', {}, bob)).body.result!['lanes']).toEqual([]);
   });
 
-  it('writes every call to the audit log as made by the token actor', async () => {
+  it('writes every call to the audit log as made by the token actor, refusals of another repository included', async () => {
     const { tokens } = await start({ audit: true, permissions: 'allow:\n  - ladder\ndeny:\n  - ladder:role_grant\n' });
     const bob = (await tokens.createToken('bob')).secret;
     await post('lane_propose', { title: 'Audited' }, bob);
     await post('role_grant', { principal: 'eve', role: 'owner' }, bob);
+    const foreign = (await post('lane_propose', { title: 'Elsewhere' }, bob, 'acme/other')).body.result!['lane'] as LaneWithHistory;
+    expect((await post('lane_get', { lane_id: foreign.id }, bob)).status).toBe(404);
+    expect((await post('lane_list', { repo: 'acme/other' }, bob)).status).toBe(400);
     const lines = readFileSync(auditFile(world!.controlDir, 'ladder'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.map(({ tool, caller, outcome, decision }) => ({ tool, caller, outcome, decision }))).toEqual([
       { tool: 'ladder:lane_propose', caller: 'tool-endpoint@bob', outcome: 'ok', decision: 'allow' },
       { tool: 'ladder:role_grant', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'deny' },
+      { tool: 'ladder:lane_propose', caller: 'tool-endpoint@bob', outcome: 'ok', decision: 'allow' },
+      { tool: 'ladder:lane_get', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'refused' },
+      { tool: 'ladder:lane_list', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'refused' },
     ]);
+    expect(lines.at(-1)).toMatchObject({ args: { repo: 'acme/other' }, error: 'repo is acme/other but the URL names acme/widgets; leave repo out of the body' });
   });
 });
 

@@ -72,6 +72,11 @@ export interface DirectCallOrigin {
   /** Who the caller authenticated as; tools see it as `ctx.principal`. */
   readonly principal?: string | undefined;
   readonly signal?: AbortSignal;
+  /**
+   * A refusal the transport decided before the call (an id from another repository): written to
+   * the audit log like a refused call and answered with its words; nothing runs.
+   */
+  readonly refusal?: { readonly message: string; readonly code: string };
 }
 
 export interface DirectCallOutcome {
@@ -200,6 +205,11 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   }
 
   const call: DirectCall = async (name, args, origin) => {
+    if (origin.refusal) {
+      const { message, code } = origin.refusal;
+      auditor.record({ tool: qualify(spec.namespace, name), caller: origin.caller, args, decision: 'refused', outcome: 'denied', error: message, durationMs: 0 });
+      return { result: errorResult(message), errorCode: code };
+    }
     const { unknownTool: _reported, ...outcome } = await runCall(name, args, {
       extra: detachedExtra(origin.signal ?? new AbortController().signal),
       caller: origin.caller,

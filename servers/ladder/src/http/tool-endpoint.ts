@@ -76,12 +76,14 @@ function decodedSegment(segment: string): string {
 /** Arguments that name an ask by id, whatever the tool. */
 const ASK_ARGUMENTS = ['ask_id'] as const;
 
+type Refusal = { readonly message: string; readonly code: string };
+
 /**
  * A token is used under one repository's URL: a lane or an ask named by id must belong to it, or a
- * caller could reach another repository's queue through this one's address. Answered 404, as an id
- * that does not exist there. Ids that do not exist at all are left to the call, which says so.
+ * caller could reach another repository's queue through this one's address. Refused as an id
+ * that does not exist there (404).
  */
-async function requireInRepository(store: LadderDeps['store'], args: Record<string, unknown>, repo: string): Promise<void> {
+async function outsideRepository(store: LadderDeps['store'], args: Record<string, unknown>, repo: string): Promise<Refusal | undefined> {
   const laneIds = LANE_ARGUMENTS.map((name) => args[name]).filter((id): id is string => typeof id === 'string');
   for (const name of ASK_ARGUMENTS) {
     const askId = args[name];
@@ -89,8 +91,15 @@ async function requireInRepository(store: LadderDeps['store'], args: Record<stri
   }
   for (const laneId of laneIds) {
     const lane = await store.getLane(laneId);
-    if (lane.repo !== repo) throw new HttpError(404, `${laneId} is not a lane of ${repo}`);
+    if (lane.repo !== repo) return { message: `${laneId} is not a lane of ${repo}`, code: 'not_found' };
   }
+  return undefined;
+}
+
+/** The body's own `repo`, when it names another repository than the URL. */
+function otherRepository(body: Record<string, unknown>, repo: string): Refusal | undefined {
+  if (body['repo'] === undefined || body['repo'] === repo) return undefined;
+  return { message: `repo is ${String(body['repo'])} but the URL names ${repo}; leave repo out of the body`, code: 'invalid_arguments' };
 }
 
 /** `{"result": …}` is the structured result; an error is the refusal's words with the status of its code. */
@@ -138,13 +147,14 @@ export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[]
         // `_repo` is the standing lane of the URL's repository, not of the server's default one.
         const body = await resolveRepoLane(deps.store, await readJsonObject(request), repo);
         const tool = byName.get(toolName);
+        let refusal: Refusal | undefined;
         if (tool && 'repo' in tool.input.shape) {
-          if (body['repo'] !== undefined && body['repo'] !== repo) throw new HttpError(400, `repo is ${String(body['repo'])} but the URL names ${repo}; leave repo out of the body`);
-          body['repo'] = repo;
+          refusal = otherRepository(body, repo);
+          if (refusal === undefined) body['repo'] = repo;
         }
         const parsed = tool?.input.safeParse(body);
-        if (parsed?.success) await requireInRepository(deps.store, parsed.data as Record<string, unknown>, repo);
-        answer(response, await call(toolName, body, { caller: `tool-endpoint@${actor}`, principal: actor, signal: cancelled.signal }));
+        if (refusal === undefined && parsed?.success) refusal = await outsideRepository(deps.store, parsed.data as Record<string, unknown>, repo);
+        answer(response, await call(toolName, body, { caller: `tool-endpoint@${actor}`, principal: actor, signal: cancelled.signal, ...(refusal ? { refusal } : {}) }));
       } catch (error) {
         if (error instanceof HttpError) send(response, error.status, { error: error.message });
         else if (error instanceof ToolError) send(response, STATUS_OF_CODE[error.code] ?? 400, { error: error.message });
