@@ -232,7 +232,7 @@ function searchTable(search, tree) {
     lines.push(`| ladder_search p99 | ${ms(search.p99)} ms |`);
     lines.push(`| ladder_search max | ${ms(search.max)} ms |`);
     lines.push(`| ladder_search, each of the 5 most common words alone | ${search.mostCommonWordsMs.map(ms).join(', ')} ms |`);
-    lines.push(`| queries matching over 2,000 rungs (broad: the newest 2,000 ranked) | ${int(search.broadQueries)} of ${int(search.queries)} |`);
+    lines.push(`| queries matching over 2,000 rungs (broad: the 2,000 most recently created ranked) | ${int(search.broadQueries)} of ${int(search.queries)} |`);
   }
   if (tree) {
     lines.push(`| ladder_tree, ${int(tree.files)} files, ${int(tree.rungs)} rungs, median of runs | ${ms(tree.treeMedianMs)} ms |`);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { auditPolicySchema, createToolServer, defineTool, PermissionGate, serveHttp, serverPolicySchema, textReply, type RunningHttp } from '@bulkhead/core';
+import { auditPolicySchema, createToolServer, defineTool, PermissionGate, principalOf, serveHttp, serverPolicySchema, textReply, type RunningHttp } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 const ping = defineTool<object, z.ZodObject>({
@@ -192,7 +192,7 @@ const whoami = defineTool<object, z.ZodObject>({
   input: z.strictObject({}),
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   risk: 'low',
-  run: async (_args, ctx) => textReply(ctx.principal ?? 'nobody'),
+  run: async (_args, ctx) => textReply(`${ctx.principal ?? 'nobody'}${ctx.routeParams['place'] ? ` at ${ctx.routeParams['place']}` : ''}`),
 });
 
 const touch = defineTool<object, z.ZodObject>({
@@ -226,10 +226,11 @@ function serverWithRoute(routePrefix = '/api/') {
         {
           pathPrefix: routePrefix,
           describe: (base) => `demo API at ${base}${routePrefix}`,
-          handle: async (req, res) => {
+          handle: async (req, res, caller) => {
             const tool = new URL(req.url ?? '/', 'http://x').pathname.slice(routePrefix.length);
-            const outcome = await call(tool, {}, { caller: 'demo-route', principal: 'route-user' });
-            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(outcome));
+            const principal = principalOf(caller.auth);
+            const outcome = await call(tool, {}, { caller: 'demo-route', principal: principal ?? 'route-user', routeParams: { place: 'the route' } });
+            res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...outcome, principal: principal ?? null, label: caller.auth?.token ?? null, presented: caller.presentedCredentials }));
           },
         },
       ],
@@ -276,9 +277,10 @@ describe('a server’s own HTTP routes and bearer tokens', () => {
   it('hands its own paths to the route, which runs calls through the audit and the gate', async () => {
     running = await serveHttp(serverWithRoute(), { host: '127.0.0.1', port: 0 });
     const base = running.url.slice(0, -'/mcp'.length);
-    const ran = (await (await fetch(`${base}/api/whoami`)).json()) as { result: { content: { text: string }[] }; errorCode?: string };
-    expect(ran.result.content[0]!.text).toBe('route-user');
+    const ran = (await (await fetch(`${base}/api/whoami`)).json()) as { result: { content: { text: string }[] }; errorCode?: string; presented: boolean };
+    expect(ran.result.content[0]!.text).toBe('route-user at the route');
     expect(ran.errorCode).toBeUndefined();
+    expect(ran.presented).toBe(false);
     const unknown = (await (await fetch(`${base}/api/nope`)).json()) as { errorCode: string };
     expect(unknown.errorCode).toBe('not_found');
     // supervised autonomy asks about medium risk; a call from outside MCP has nobody to ask
@@ -286,6 +288,23 @@ describe('a server’s own HTTP routes and bearer tokens', () => {
     expect(asked.errorCode).toBe('denied');
     expect(asked.result.content[0]!.text).toContain('This call did not come over MCP, so nobody can be asked to confirm it, so nothing was run. To allow it: add `demo:touch` under allow:');
     expect((await fetch(`${base}/elsewhere`)).status).toBe(404);
+  });
+
+  it('tells the route who sent a request by the same token checks as /mcp, and that a wrong token was presented', async () => {
+    running = await serveHttp(serverWithRoute(), { host: '127.0.0.1', port: 0, token: TOKEN });
+    const base = running.url.slice(0, -'/mcp'.length);
+    const ask = async (authorization?: string) =>
+      (await (await fetch(`${base}/api/whoami`, authorization ? { headers: { authorization } } : {})).json()) as { principal: string | null; label: string | null; presented: boolean; result: { content: { text: string }[] } };
+    expect(await ask('Bearer dynamic-token-of-zoe-0123')).toMatchObject({ principal: 'zoe', presented: true, result: { content: [{ text: 'zoe at the route' }] } });
+    expect(await ask(`Bearer ${TOKEN}`)).toMatchObject({ principal: null, label: 'default', presented: true });
+    expect(await ask('Bearer not-a-known-token')).toMatchObject({ principal: null, label: null, presented: true });
+    expect(await ask()).toMatchObject({ principal: null, label: null, presented: false });
+  });
+
+  it('accepts a --token-file token holding spaces, as the whole rest of the header', async () => {
+    running = await serveHttp(demoServer(), { host: '127.0.0.1', port: 0, token: 'a pass phrase of several words' });
+    await stillServes(running.url, { authorization: 'Bearer a pass phrase of several words' });
+    expect((await post(running.url, { authorization: 'Bearer a pass phrase' })).status).toBe(401);
   });
 
   it('keeps /mcp and /healthz for itself', async () => {

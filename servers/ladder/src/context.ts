@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { structuredReply, ToolError, type AnyToolDefinition, type InputSchema, type OutputSchema, type Risk, type ToolAnnotations } from '@bulkhead/core';
 import type { Ladder, LadderRepository } from './ladder/ladder.js';
 import { REPO_LANE } from './store/lanes.js';
+import { scopedArguments } from './call-scope.js';
 import { idSchemas, type WorkQueueStore } from './store/work-queue.js';
 
 /**
@@ -49,8 +50,9 @@ export function defineLadderTool<I extends InputSchema, O extends OutputSchema>(
   return {
     ...rest,
     async run(args, ctx) {
-      const repo = typeof args['repo'] === 'string' ? args['repo'] : ctx.defaultRepo;
-      const result = await erasedCall(ctx, ctx.principal ?? ctx.operator, await resolveRepoLane(ctx.store, args, repo), ctx.signal);
+      const principal = ctx.principal ?? ctx.operator;
+      const scoped = await scopedArguments(ctx, args, { principal, takesRepo: 'repo' in rest.input.shape, reading: rest.annotations.readOnlyHint });
+      const result = await erasedCall(ctx, principal, scoped, ctx.signal);
       return structuredReply(erasedRender(result), result);
     },
   };
@@ -80,17 +82,6 @@ export const actorField = idSchemas.principal.optional().describe('Your own iden
 export const laneRef = z
   .string()
   .regex(/^(lane-[0-9a-f]{10}|_repo)$/, `a lane id looks like lane-0123456789, or ${REPO_LANE} for the repository's standing lane`);
-
-/** Arguments that name a lane, whatever the tool. */
-export const LANE_ARGUMENTS = ['lane_id', 'related_lane_id'] as const;
-
-/** The arguments with `_repo` replaced by the id of `repo`'s standing lane (made on first use). */
-export async function resolveRepoLane(store: WorkQueueStore, args: Record<string, unknown>, repo: string): Promise<Record<string, unknown>> {
-  const named = LANE_ARGUMENTS.filter((name) => args[name] === REPO_LANE);
-  if (named.length === 0) return args;
-  const { id } = await store.repoLane(repo);
-  return { ...args, ...Object.fromEntries(named.map((name) => [name, id])) };
-}
 
 /** `repo` of a call: optional, the server's default repository when absent. */
 export const repoField = idSchemas.repo.optional().describe('The repository, as owner/name (default: the repository this server serves)');

@@ -1,14 +1,13 @@
 import { z } from 'zod';
 import { serverPolicySchema } from '@bulkhead/core';
 import { askKindSchema } from './store/ask-kinds.js';
+import { ANONYMOUS } from './store/tokens.js';
+import { idSchemas } from './store/work-queue.js';
 
 export const LADDER_POLICY_FILE = 'ladder_policy.yaml';
 
 /** Tools that only read and do not depend on who calls: the ones a public repository may answer without a token. */
 export const PUBLIC_READ_TOOLS = ['ladder_read', 'ladder_tree', 'ladder_search', 'lane_get', 'lane_list', 'role_list'] as const;
-
-/** Who a call without a token acts as, on a public repository. */
-export const ANONYMOUS = 'anonymous';
 
 export const ladderPolicySchema = serverPolicySchema(true, {
   database: z.string().min(1).default('ladder.db').describe('The SQLite file of rungs, lanes, asks, roles and tokens; a relative path is resolved against the control-plane folder'),
@@ -23,11 +22,14 @@ export const ladderPolicySchema = serverPolicySchema(true, {
   extra_kinds: z.array(askKindSchema).default([]).describe('Ask kinds beyond the built-in ones: name, the scope that may claim and answer it, the answers it allows'),
   public_read: z
     .strictObject({
-      repos: z.array(z.string().min(1).max(200)).default([]).describe('Repositories (owner/name) whose reading tools answer on the tool endpoint without a token (default: none)'),
+      repos: z.array(idSchemas.repo).default([]).describe('Repositories (owner/name) whose reading tools answer on the tool endpoint without a token (default: none)'),
       tools: z
         .array(z.enum(PUBLIC_READ_TOOLS))
         .default(['lane_list', 'ladder_tree'])
         .describe(`The tools those repositories answer without a token, acting as ${ANONYMOUS}; only reading tools: ${PUBLIC_READ_TOOLS.join(', ')}`),
+      max_concurrent_calls: z.number().int().min(1).max(1000).default(4).describe('Calls without a token at once; more are answered 503 with Retry-After'),
+      max_body_bytes: z.number().int().min(2).max(16 * 1024 * 1024).default(64 * 1024).describe('The largest body a call without a token may send'),
+      upload_timeout_ms: z.number().int().min(100).max(600_000).default(10_000).describe('How long a call without a token may take to send its body'),
     })
     .prefault({})
     .describe("zz's public repositories: reading without a token on the HTTP tool endpoint (never on /mcp)"),

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { basename, dirname, resolve } from 'node:path';
-import { ConfigError, createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, Roots, ToolError, type CommonOptions, type ToolServer } from '@bulkhead/core';
+import { ConfigError, createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, Roots, ToolError, type CommonOptions, type DirectCall, type ToolServer } from '@bulkhead/core';
 import type { LadderCapabilities, LadderDeps, LadderTool } from './context.js';
 import { toolEndpointRoute } from './http/tool-endpoint.js';
 import { Ladder } from './ladder/ladder.js';
@@ -83,10 +83,11 @@ export function ladderDatabasePath(controlDir: string, policy: LadderPolicy): st
   return resolve(controlDir, policy.database);
 }
 
-export interface OpenedLadder {
+interface OpenedLadder {
   readonly deps: LadderDeps;
-  /** The caller over stdio. */
-  readonly principal: string;
+  readonly policy: LadderPolicy;
+  /** Who calls act as when their transport names nobody: the policy's actor. */
+  readonly operator: string;
   close(): void;
 }
 
@@ -97,12 +98,12 @@ export interface OpenedLadder {
  * install can grant roles without a bootstrap step, while later servers on the same file (other
  * agents) do not.
  */
-export async function openLadder(options: LadderServerOptions): Promise<OpenedLadder & { readonly policy: LadderPolicy }> {
+async function openLadder(options: LadderServerOptions): Promise<OpenedLadder> {
   const policy = options.policy ?? loadLadderPolicy(options.controlDir);
   const gitRoot = policy.repo.root !== undefined ? resolve(options.roots[0]!, policy.repo.root) : options.roots[0]!;
   const paths = new Roots([...options.roots, gitRoot], { controlDir: options.controlDir, denyRead: [] });
   const defaultRepo = policy.repo.name ?? `local/${basename(gitRoot)}`;
-  const principal = stdioPrincipal(policy);
+  const operator = stdioPrincipal(policy);
   const clock = options.clock ?? systemClock;
 
   const file = ladderDatabasePath(options.controlDir, policy);
@@ -110,7 +111,7 @@ export async function openLadder(options: LadderServerOptions): Promise<OpenedLa
   const db = openDatabase(file);
   const store = new SqliteWorkQueueStore(db, { leaseMs: policy.lease_ms, maxAttempts: policy.max_attempts, extraKinds: policy.extra_kinds }, clock);
   const owners = (await store.listRoles(defaultRepo)).filter((grant) => grant.role === 'owner');
-  if (owners.length === 0) await store.seedOwner(defaultRepo, principal);
+  if (owners.length === 0) await store.seedOwner(defaultRepo, operator);
 
   const deps: LadderDeps = {
     store,
@@ -121,28 +122,31 @@ export async function openLadder(options: LadderServerOptions): Promise<OpenedLa
       return { name: repo, git: await GitRepository.open(paths, gitRoot, GIT_LIMITS), signal };
     },
   };
-  return { deps, principal, policy, close: () => store.close() };
+  return { deps, operator, policy, close: () => store.close() };
 }
 
 /**
- * The ladder server. Over stdio every call acts as the policy's actor. Over HTTP every request
- * needs a bearer token: a ladder token (`bulkhead-ladder token create`) acts as its actor, the
- * `--token-file` token as the policy's actor; zz's tool endpoint is served beside `/mcp`.
+ * The ladder server. Over stdio every call acts as the policy's actor. Over HTTP every `/mcp`
+ * request needs a bearer token: a ladder token (`bulkhead-ladder token create`) acts as its actor,
+ * the `--token-file` token as the policy's actor; zz's tool endpoint, beside `/mcp`, takes ladder
+ * tokens only. Gated by a gateway, the server adds nothing to HTTP: the gateway reaches it over
+ * MCP, and an endpoint beside it would answer calls no gate had seen.
  */
 export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
-  const { deps, principal, policy, close } = await openLadder(options);
+  const { deps, operator, policy, close } = await openLadder(options);
+  const ownHttp = options.gate.kind === 'self';
   return createToolServer<LadderCapabilities>({
     namespace: 'ladder',
     version: LADDER_VERSION,
-    instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as the actor your bearer token was issued to, or ${principal} without one. repo defaults to ${deps.defaultRepo}.`,
+    instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as the actor your bearer token was issued to, or ${operator} without one. repo defaults to ${deps.defaultRepo}.`,
     tools: ladderTools,
     policy,
-    capabilities: { ...deps, operator: principal },
+    capabilities: { ...deps, operator },
     controlDir: options.controlDir,
     gate: options.gate,
     audit: options.audit,
     limits: DEFAULT_OUTPUT_LIMITS,
-    http: (call) => ({ routes: [toolEndpointRoute(deps, ladderTools, call, policy.public_read)], verifyToken: (token) => deps.store.verifyToken(token) }),
+    ...(ownHttp ? { http: (call: DirectCall) => ({ routes: [toolEndpointRoute(call, policy.public_read)], verifyToken: (token: string) => deps.store.verifyToken(token) }) } : {}),
     onClose: async () => close(),
   });
 }

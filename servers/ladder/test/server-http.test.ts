@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { auditFile, auditPolicySchema, PermissionGate, serveHttp, type RunningHttp, type ToolServer } from '@bulkhead/core';
@@ -86,15 +87,18 @@ describe('the HTTP tool endpoint', () => {
     const missing = await post('lane_list', {});
     expect(missing.status).toBe(401);
     expect(missing.body.error).toBe('send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
-    expect((await post('lane_list', {}, 'tok-0000000000.not-a-secret')).status).toBe(401);
+    expect(await post('lane_list', {}, 'tok-0000000000.not-a-secret')).toEqual({ status: 401, body: { error: 'the token is not a ladder token, or it was revoked (bulkhead-ladder token list)' } });
     // The operator's --token-file token opens /mcp, not zz's endpoint: there every caller is a ladder actor.
-    expect((await post('lane_list', {}, OPERATOR_TOKEN)).status).toBe(401);
+    expect(await post('lane_list', {}, OPERATOR_TOKEN)).toEqual({
+      status: 401,
+      body: { error: 'the --token-file token opens /mcp only; this endpoint takes ladder tokens (bulkhead-ladder token create --actor NAME)' },
+    });
 
     const token = await tokens.createToken('bob');
     expect((await post('lane_list', {}, token.secret)).status).toBe(200);
     await tokens.revokeToken(token.id);
     const revoked = await post('lane_list', {}, token.secret);
-    expect(revoked).toEqual({ status: 401, body: { error: 'the token is unknown or revoked' } });
+    expect(revoked).toEqual({ status: 401, body: { error: 'the token is not a ladder token, or it was revoked (bulkhead-ladder token list)' } });
   });
 
   it('runs the tools as the token actor in the repository the URL names', async () => {
@@ -128,7 +132,9 @@ describe('the HTTP tool endpoint', () => {
       const crossed = await post(tool, args, bob, through);
       expect({ tool, status: crossed.status }).toEqual({ tool, status: 404 });
     }
-    expect((await post('lane_get', { lane_id: foreign.id }, bob)).body.error).toBe(`${foreign.id} is not a lane of acme/widgets`);
+    expect((await post('lane_get', { lane_id: foreign.id }, bob)).body.error).toBe(`no lane ${foreign.id} in acme/widgets`);
+    // An ask of another repository is not found here either, without naming the lane it is in.
+    expect((await post('ask_claim', { ask_id: first.id }, bob, 'acme/other')).body.error).toBe(`no ask ${first.id} in acme/other`);
     expect((await post('lane_get', { lane_id: foreign.id }, bob, 'acme/other')).status).toBe(200);
 
     const written = await post('ladder_write_rung', { rungs: [{ path: 'README.md', kind: 'file', commit: 'HEAD', summary: 'The readme' }] }, bob);
@@ -145,7 +151,7 @@ describe('the HTTP tool endpoint', () => {
     const laneId = (posted.body.result!['ask'] as Ask).lane_id;
     const lane = (await post('lane_get', { lane_id: laneId }, bob)).body.result!['lane'] as LaneWithHistory;
     expect(lane).toMatchObject({ repo: 'acme/widgets', coordinator: 'ada', state: 'active' });
-    const ownerless = await post('lane_get', { lane_id: '_repo' }, bob, 'acme/other');
+    const ownerless = await post('ask_post', { lane_id: '_repo', kind: 'work', title: 'Elsewhere' }, bob, 'acme/other');
     expect(ownerless).toEqual({ status: 404, body: { error: 'acme/other has no owner, so it has no _repo lane; propose a lane with lane_propose instead' } });
   });
 
@@ -171,10 +177,35 @@ describe('the HTTP tool endpoint', () => {
     expect(callers.map(({ tool, caller }) => `${tool} ${caller}`)).toEqual(['ladder:lane_propose tool-endpoint@bob', 'ladder:lane_list tool-endpoint@anonymous', 'ladder:ladder_tree tool-endpoint@anonymous']);
   });
 
+  it('bounds calls without a token: a small body, a short upload, a few at once', async () => {
+    await start({ policy: { public_read: { repos: ['acme/widgets'], max_concurrent_calls: 2, max_body_bytes: 1024, upload_timeout_ms: 300 } } });
+    const big = await post('lane_list', { pad: 'x'.repeat(2000) }, undefined);
+    expect(big).toEqual({ status: 413, body: { error: 'the body is over 1024 bytes' } });
+
+    // Two uploads that never finish hold both places; a third caller is turned away until they are cut off.
+    const port = Number(new URL(baseUrl()).port);
+    const stalled = [0, 1].map(() => {
+      const request = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/api/repos/acme/widgets/tools/lane_list', headers: { 'content-length': '100' } });
+      request.on('error', () => undefined);
+      request.write('{');
+      return new Promise<string>((resolve) => {
+        request.on('close', () => resolve('closed'));
+        request.on('response', () => resolve('answered'));
+      });
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const busy = await fetch(`${baseUrl()}/api/repos/acme/widgets/tools/lane_list`, { method: 'POST', body: '{}' });
+    expect(busy.status).toBe(503);
+    expect(busy.headers.get('retry-after')).toBe('1');
+    expect(await busy.json()).toEqual({ error: 'too many calls without a token at once; retry shortly' });
+    expect(await Promise.all(stalled)).toEqual(['closed', 'closed']);
+    expect((await post('lane_list', {}, undefined)).status).toBe(200);
+  });
+
   it('refuses a reading tool outside public_read.tools in the policy', () => {
     expect(ladderPolicySchema.safeParse({ public_read: { repos: ['acme/widgets'], tools: ['ask_post'] } }).success).toBe(false);
     expect(ladderPolicySchema.safeParse({ public_read: { repos: ['acme/widgets'], tools: ['ask_query_claimable'] } }).success).toBe(false);
-    expect(ladderPolicySchema.parse({}).public_read).toEqual({ repos: [], tools: ['lane_list', 'ladder_tree'] });
+    expect(ladderPolicySchema.parse({}).public_read).toEqual({ repos: [], tools: ['lane_list', 'ladder_tree'], max_concurrent_calls: 4, max_body_bytes: 65536, upload_timeout_ms: 10_000 });
   });
 
   it('answers a malformed percent-encoding in the URL with 400', async () => {
@@ -236,10 +267,31 @@ describe('the HTTP tool endpoint', () => {
       { tool: 'ladder:lane_propose', caller: 'tool-endpoint@bob', outcome: 'ok', decision: 'allow' },
       { tool: 'ladder:role_grant', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'deny' },
       { tool: 'ladder:lane_propose', caller: 'tool-endpoint@bob', outcome: 'ok', decision: 'allow' },
-      { tool: 'ladder:lane_get', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'refused' },
-      { tool: 'ladder:lane_list', caller: 'tool-endpoint@bob', outcome: 'denied', decision: 'refused' },
+      { tool: 'ladder:lane_get', caller: 'tool-endpoint@bob', outcome: 'error', decision: 'allow' },
+      { tool: 'ladder:lane_list', caller: 'tool-endpoint@bob', outcome: 'error', decision: 'allow' },
     ]);
-    expect(lines.at(-1)).toMatchObject({ args: { repo: 'acme/other' }, error: 'repo is acme/other but the URL names acme/widgets; leave repo out of the body' });
+    expect(lines.at(-1)).toMatchObject({ args: { repo: 'acme/other' }, error: 'repo is acme/other but the URL names acme/widgets; leave repo out' });
+  });
+});
+
+describe('gated by a gateway', () => {
+  it('adds nothing to HTTP: no tool endpoint and no ladder tokens, since no gate would see those calls', async () => {
+    world = await ladderWorld();
+    const server = await createLadderServer({
+      roots: [world.repoDir],
+      controlDir: world.controlDir,
+      gate: { kind: 'gateway' },
+      audit: auditPolicySchema.parse({ enabled: false }),
+      policy: ladderPolicySchema.parse({ actor: 'ada' }),
+    });
+    const http = await serveHttp(server, { host: '127.0.0.1', port: 0, token: OPERATOR_TOKEN });
+    const tokens = new SqliteWorkQueueStore(openDatabase(ladderDatabasePath(world.controlDir, ladderPolicySchema.parse({}))));
+    running = { server, http, tokens, clients: [] };
+    const bob = (await tokens.createToken('bob')).secret;
+    expect((await fetch(`${baseUrl()}/api/repos/local/repo/tools/lane_list`, { method: 'POST', headers: { authorization: `Bearer ${bob}` }, body: '{}' })).status).toBe(404);
+    await expect(mcpClient(bob)).rejects.toThrow('missing, wrong or revoked bearer token');
+    const operator = await mcpClient(OPERATOR_TOKEN);
+    expect(toolCall(await operator.callTool({ name: 'lane_list', arguments: {} })).isError).toBeFalsy();
   });
 });
 

@@ -181,29 +181,41 @@ describe('the ladder server over MCP', () => {
 });
 
 describe("zz's _repo lane", () => {
-  it('is the repository’s standing lane, made on first use, coordinated by its owner, one across servers', async () => {
+  it('is the repository’s standing lane: made by the first writing call, one across servers, coordinated by the owner', async () => {
     world = await ladderWorld();
     const ada = await world.connect('ada');
     const bob = await world.connect('bob');
     const carol = await world.connect('carol');
 
-    const [fromBob, fromCarol] = await Promise.all([bob.call<{ lane: LaneWithHistory }>('lane_get', { lane_id: '_repo' }), carol.call<{ lane: LaneWithHistory }>('lane_get', { lane_id: '_repo' })]);
-    expect(fromBob.isError).toBe(false);
-    const lane = fromBob.structured.lane;
-    expect(lane).toMatchObject({ repo: 'local/repo', title: 'local/repo', state: 'active', coordinator: 'ada' });
-    expect(lane.id).toMatch(/^lane-[0-9a-f]{10}$/);
-    expect(fromCarol.structured.lane.id).toBe(lane.id);
-    expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes.map((listed) => listed.id)).toEqual([lane.id]);
+    const before = await bob.call('lane_get', { lane_id: '_repo' });
+    expect(before.isError).toBe(true);
+    expect(before.text).toBe('local/repo has no _repo lane yet; the first ask posted to _repo makes it');
+    expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes).toEqual([]);
 
-    const posted = (await bob.call<{ ask: Ask }>('ask_post', { lane_id: '_repo', kind: 'work', title: 'Summarise src/' })).structured.ask;
-    expect(posted.lane_id).toBe(lane.id);
-    const claim = await carol.call<{ claim: Claim | null }>('ask_claim_next', { lane_id: '_repo' });
-    expect(claim.structured.claim?.ask.id).toBe(posted.id);
+    const [byBob, byCarol] = await Promise.all([
+      bob.call<{ ask: Ask }>('ask_post', { lane_id: '_repo', kind: 'work', title: 'Summarise src/' }),
+      carol.call<{ ask: Ask }>('ask_post', { lane_id: '_repo', kind: 'question', title: 'Who owns releases?' }),
+    ]);
+    const laneId = byBob.structured.ask.lane_id;
+    expect(laneId).toMatch(/^lane-[0-9a-f]{10}$/);
+    expect(byCarol.structured.ask.lane_id).toBe(laneId);
+    const lane = (await bob.call<{ lane: LaneWithHistory }>('lane_get', { lane_id: '_repo' })).structured.lane;
+    expect(lane).toMatchObject({ id: laneId, repo: 'local/repo', title: 'local/repo', state: 'active', coordinator: 'ada' });
+    expect(['bob', 'carol']).toContain(lane.history[0]!.actor);
+    expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes.map((listed) => listed.id)).toEqual([laneId]);
+
+    const claim = await carol.call<{ claim: Claim | null }>('ask_claim_next', { lane_id: '_repo', kind: 'work' });
+    expect(claim.structured.claim?.ask.id).toBe(byBob.structured.ask.id);
 
     const pausedByBob = await bob.call('lane_set_state', { lane_id: '_repo', state: 'paused' });
     expect(pausedByBob.isError).toBe(true);
     expect(pausedByBob.text).toContain('needs coordinator scope');
     expect((await ada.call<{ lane: LaneWithHistory }>('lane_set_state', { lane_id: '_repo', state: 'paused' })).structured.lane.state).toBe('paused');
+    for (const state of ['done', 'abandoned']) {
+      const closed = await ada.call('lane_set_state', { lane_id: '_repo', state });
+      expect(closed.text).toBe(`${laneId} is local/repo's _repo lane, which stays open for the repository's work; pause it instead`);
+    }
+    expect((await ada.call<{ lane: LaneWithHistory }>('lane_set_state', { lane_id: '_repo', state: 'active' })).structured.lane.state).toBe('active');
   });
 
   it('names the lane ids it accepts when given neither', async () => {

@@ -24,6 +24,8 @@ export interface CallState {
   readonly caller: string;
   /** Who the transport authenticated for this call (a bearer token's owner); absent over stdio. */
   readonly principal?: string | undefined;
+  /** The parameters of the HTTP route a direct call came through; absent over MCP. */
+  readonly routeParams?: Readonly<Record<string, string>>;
   readonly clientCanElicit: () => boolean;
   /** Why nobody can confirm this call when that is not the client's doing (it did not come over MCP). */
   readonly unconfirmable?: string;

@@ -11,6 +11,8 @@ export interface BaseContext {
   readonly log: (level: LoggingLevel, message: string) => Promise<void>;
   /** Who the transport authenticated for this call (a bearer token's owner over HTTP); undefined over stdio. */
   readonly principal: string | undefined;
+  /** The parameters of the HTTP route the call came through (the ladder's `repo` from the URL); empty over MCP. */
+  readonly routeParams: Readonly<Record<string, string>>;
 }
 
 export type ToolContext<Caps> = BaseContext & Caps;
@@ -20,6 +22,7 @@ export function baseContext(state: CallState, logger: string): BaseContext {
   return {
     signal: state.signal,
     principal: state.principal,
+    routeParams: state.routeParams ?? {},
     progress: async (progress, total, message) => {
       const token = state.extra._meta?.progressToken;
       if (token === undefined) return;

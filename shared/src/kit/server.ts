@@ -72,11 +72,8 @@ export interface DirectCallOrigin {
   /** Who the caller authenticated as; tools see it as `ctx.principal`. */
   readonly principal?: string | undefined;
   readonly signal?: AbortSignal;
-  /**
-   * A refusal the transport decided before the call (an id from another repository): written to
-   * the audit log like a refused call and answered with its words; nothing runs.
-   */
-  readonly refusal?: { readonly message: string; readonly code: string };
+  /** The parameters of the route that carried the call (the ladder's `repo` from the URL); tools see them as `ctx.routeParams`. */
+  readonly routeParams?: Readonly<Record<string, string>>;
 }
 
 export interface DirectCallOutcome {
@@ -179,7 +176,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   async function runCall(
     name: string,
     rawArgs: unknown,
-    from: Pick<CallState, 'extra' | 'caller' | 'principal' | 'clientCanElicit' | 'unconfirmable'>,
+    from: Pick<CallState, 'extra' | 'caller' | 'principal' | 'routeParams' | 'clientCanElicit' | 'unconfirmable'>,
   ): Promise<DirectCallOutcome & { readonly unknownTool?: string }> {
     const tool = byName.get(name);
     if (!tool) {
@@ -205,15 +202,11 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   }
 
   const call: DirectCall = async (name, args, origin) => {
-    if (origin.refusal) {
-      const { message, code } = origin.refusal;
-      auditor.record({ tool: qualify(spec.namespace, name), caller: origin.caller, args, decision: 'refused', outcome: 'denied', error: message, durationMs: 0 });
-      return { result: errorResult(message), errorCode: code };
-    }
     const { unknownTool: _reported, ...outcome } = await runCall(name, args, {
       extra: detachedExtra(origin.signal ?? new AbortController().signal),
       caller: origin.caller,
       principal: origin.principal,
+      ...(origin.routeParams ? { routeParams: origin.routeParams } : {}),
       clientCanElicit: () => false,
       unconfirmable: 'This call did not come over MCP, so nobody can be asked to confirm it',
     });

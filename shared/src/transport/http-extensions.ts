@@ -1,4 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+
+/** Who sent a request to a route, as the server's own token checks found. */
+export interface RouteCaller {
+  /** The accepted token's AuthInfo (its principal through `principalOf`); absent when none was accepted. */
+  readonly auth?: AuthInfo;
+  /** Whether the request carried an Authorization header at all: a wrong token is never anonymous. */
+  readonly presentedCredentials: boolean;
+}
 
 /** More than MCP on a server's HTTP port: an API of its own beside `/mcp` (the ladder's tool endpoint). */
 export interface HttpRoute {
@@ -6,8 +15,11 @@ export interface HttpRoute {
   readonly pathPrefix: string;
   /** One line for the startup banner, given the server's base URL: what the route serves and how to call it. */
   readonly describe: (baseUrl: string) => string;
-  /** Answers one request, after the Host and Origin checks; the route authenticates its callers itself. */
-  readonly handle: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
+  /**
+   * Answers one request, after the Host and Origin checks, told who sent it by the same token
+   * checks as `/mcp`; the route decides what each caller may do and words its own refusals.
+   */
+  readonly handle: (request: IncomingMessage, response: ServerResponse, caller: RouteCaller) => Promise<void>;
 }
 
 /**

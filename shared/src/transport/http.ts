@@ -73,10 +73,10 @@ function sameToken(expected: string, given: Buffer): boolean {
   return given.length === wanted.length && timingSafeEqual(given, wanted);
 }
 
-/** The token of an `Authorization: Bearer …` header. */
-export function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match?.[1];
+/** The token of an `Authorization: Bearer …` header: the rest of the line, trimmed (a token file may hold spaces). */
+function bearerToken(header: string | undefined): string | undefined {
+  const token = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim();
+  return token === '' ? undefined : token;
 }
 
 /** Paths the server keeps for itself: a route cannot take them. */
@@ -155,6 +155,11 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     }
   };
 
+  const authenticated = async (req: IncomingMessage): Promise<{ auth?: AuthInfo }> => {
+    const auth = await authenticate(req.headers.authorization);
+    return auth ? { auth } : {};
+  };
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const host = (req.headers.host ?? '').toLowerCase();
@@ -166,7 +171,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
       return;
     }
     const route = routes.find((candidate) => url.pathname.startsWith(candidate.pathPrefix));
-    if (route) return route.handle(req, res);
+    if (route) return route.handle(req, res, { ...(await authenticated(req)), presentedCredentials: req.headers.authorization !== undefined });
     if (url.pathname !== MCP_PATH) return jsonError(res, 404, `not found; the MCP endpoint is ${MCP_PATH}`);
     const auth = authRequired ? await authenticate(req.headers.authorization) : undefined;
     if (authRequired && auth === undefined) {

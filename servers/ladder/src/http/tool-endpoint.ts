@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { bearerToken, errorMessage, ToolError, type DirectCall, type DirectCallOutcome, type HttpRoute } from '@bulkhead/core';
-import { LANE_ARGUMENTS, resolveRepoLane, type LadderDeps, type LadderTool } from '../context.js';
-import { ANONYMOUS, type LadderPolicy } from '../policy.js';
+import { DEFAULT_MAX_REQUEST_BYTES, errorMessage, principalOf, type DirectCall, type DirectCallOutcome, type HttpRoute, type RouteCaller } from '@bulkhead/core';
+import type { LadderPolicy } from '../policy.js';
+import { ANONYMOUS } from '../store/tokens.js';
 
 /** zz's tool endpoint: `POST /api/repos/<owner>/<repo>/tools/<tool>`. */
 const ROUTE_PREFIX = '/api/';
 const TOOL_PATH = /^\/api\/repos\/([^/]+)\/([^/]+)\/tools\/([^/]+)$/;
-const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 /** HTTP statuses of the refusal codes a call can end with; any other is a bad request. */
 const STATUS_OF_CODE: Readonly<Record<string, number>> = {
@@ -22,6 +21,7 @@ const STATUS_OF_CODE: Readonly<Record<string, number>> = {
   expired: 409,
   too_large: 413,
   internal: 500,
+  tool_error: 500,
   git_failed: 502,
   git_missing: 502,
   audit_unavailable: 503,
@@ -33,25 +33,37 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
 }
 
-function send(response: ServerResponse, status: number, body: { result: unknown } | { error: string }): void {
+function send(response: ServerResponse, status: number, body: { result: unknown } | { error: string }, headers: Readonly<Record<string, string>> = {}): void {
   if (response.headersSent) return;
   const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
   response.end(text);
 }
 
-async function readJsonObject(request: IncomingMessage): Promise<Record<string, unknown>> {
+/** What a remote caller is told of a failure the server did not word for it; the detail goes to the server's log. */
+function internalError(detail: string): string {
+  process.stderr.write(`bulkhead-ladder tool endpoint: ${detail}\n`);
+  return 'internal error; the server log has the details';
+}
+
+async function readJsonObject(request: IncomingMessage, maxBytes: number, uploadMs: number | undefined): Promise<Record<string, unknown>> {
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of request as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is over ${MAX_BODY_BYTES} bytes`);
-    chunks.push(chunk);
+  const slow = uploadMs === undefined ? undefined : setTimeout(() => request.destroy(new Error('upload too slow')), uploadMs);
+  try {
+    for await (const chunk of request as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw new HttpError(413, `the body is over ${maxBytes} bytes`);
+      chunks.push(chunk);
+    }
+  } finally {
+    clearTimeout(slow);
   }
   const text = Buffer.concat(chunks).toString('utf8').trim();
   if (text === '') return {};
@@ -73,92 +85,66 @@ function decodedSegment(segment: string): string {
   }
 }
 
-/** Arguments that name an ask by id, whatever the tool. */
-const ASK_ARGUMENTS = ['ask_id'] as const;
-
-type Refusal = { readonly message: string; readonly code: string };
-
-/**
- * A token is used under one repository's URL: a lane or an ask named by id must belong to it, or a
- * caller could reach another repository's queue through this one's address. Refused as an id
- * that does not exist there (404).
- */
-async function outsideRepository(store: LadderDeps['store'], args: Record<string, unknown>, repo: string): Promise<Refusal | undefined> {
-  const laneIds = LANE_ARGUMENTS.map((name) => args[name]).filter((id): id is string => typeof id === 'string');
-  for (const name of ASK_ARGUMENTS) {
-    const askId = args[name];
-    if (typeof askId === 'string') laneIds.push((await store.getAsk(askId)).lane_id);
-  }
-  for (const laneId of laneIds) {
-    const lane = await store.getLane(laneId);
-    if (lane.repo !== repo) return { message: `${laneId} is not a lane of ${repo}`, code: 'not_found' };
-  }
-  return undefined;
-}
-
-/** The body's own `repo`, when it names another repository than the URL. */
-function otherRepository(body: Record<string, unknown>, repo: string): Refusal | undefined {
-  if (body['repo'] === undefined || body['repo'] === repo) return undefined;
-  return { message: `repo is ${String(body['repo'])} but the URL names ${repo}; leave repo out of the body`, code: 'invalid_arguments' };
-}
-
 /** `{"result": …}` is the structured result; an error is the refusal's words with the status of its code. */
 function answer(response: ServerResponse, outcome: DirectCallOutcome): void {
   const text = outcome.result.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n');
-  if (outcome.errorCode !== undefined) send(response, STATUS_OF_CODE[outcome.errorCode] ?? 400, { error: text });
-  else send(response, 200, { result: outcome.result.structuredContent ?? text });
+  if (outcome.errorCode === undefined) send(response, 200, { result: outcome.result.structuredContent ?? text });
+  else if (outcome.errorCode === 'internal') send(response, 500, { error: internalError(text) });
+  else send(response, STATUS_OF_CODE[outcome.errorCode] ?? 400, { error: text });
 }
 
 /**
- * zz's tool endpoint as a route of the ladder's HTTP server, beside `/mcp`: the caller is the
- * bearer token's actor, `repo` comes from the URL (a different `repo` in the body is refused), and
- * the call runs through the server's audit log and permission gate like an MCP call.
+ * zz's tool endpoint as a route of the ladder's HTTP server, beside `/mcp`. The caller is the
+ * ladder token's actor, or anonymous for a public repository's reading tool called without a token;
+ * the URL's repository scopes the call (see scopedArguments), and the call runs through the
+ * server's audit log and permission gate like an MCP call.
  */
-export function toolEndpointRoute(deps: LadderDeps, tools: readonly LadderTool[], call: DirectCall, publicRead: LadderPolicy['public_read']): HttpRoute {
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+export function toolEndpointRoute(call: DirectCall, publicRead: LadderPolicy['public_read']): HttpRoute {
   const publicRepos = new Set(publicRead.repos);
   const publicTools = new Set<string>(publicRead.tools);
-  /** The caller: the token's actor, or anonymous for a public repository's reading tool called without a token. */
-  const callerOf = async (request: IncomingMessage, repo: string, toolName: string): Promise<string> => {
-    const token = bearerToken(request.headers.authorization);
-    if (token === undefined) {
-      if (request.headers.authorization === undefined && publicRepos.has(repo) && publicTools.has(toolName)) return ANONYMOUS;
-      throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
-    }
-    const actor = await deps.store.verifyToken(token);
-    if (actor === undefined) throw new HttpError(401, 'the token is unknown or revoked');
-    return actor;
+  // An anonymous reader sends a few arguments: it gets a small body, a short upload and a few calls at once.
+  let anonymousCalls = 0;
+
+  const actorOf = (caller: RouteCaller, repo: string, tool: string): string => {
+    const principal = principalOf(caller.auth);
+    if (principal !== undefined) return principal;
+    if (caller.auth !== undefined) throw new HttpError(401, 'the --token-file token opens /mcp only; this endpoint takes ladder tokens (bulkhead-ladder token create --actor NAME)');
+    if (caller.presentedCredentials) throw new HttpError(401, 'the token is not a ladder token, or it was revoked (bulkhead-ladder token list)');
+    if (publicRepos.has(repo) && publicTools.has(tool)) return ANONYMOUS;
+    throw new HttpError(401, 'send Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME makes one)');
   };
-  return {
-    pathPrefix: ROUTE_PREFIX,
-    describe: (baseUrl) => `zz tool endpoint: POST ${baseUrl}/api/repos/<owner>/<repo>/tools/<tool> with Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME)`,
-    async handle(request, response) {
+
+  const serve = async (request: IncomingMessage, response: ServerResponse, caller: RouteCaller): Promise<void> => {
+    const match = TOOL_PATH.exec(new URL(request.url ?? '/', 'http://localhost').pathname);
+    if (!match) throw new HttpError(404, 'not found; tools are at POST /api/repos/<owner>/<repo>/tools/<tool>');
+    if (request.method !== 'POST') throw new HttpError(405, 'tools are called with POST', { allow: 'POST' });
+    const repo = `${decodedSegment(match[1]!)}/${decodedSegment(match[2]!)}`;
+    const tool = decodedSegment(match[3]!);
+    const actor = actorOf(caller, repo, tool);
+    const anonymous = actor === ANONYMOUS;
+    if (anonymous && anonymousCalls >= publicRead.max_concurrent_calls) throw new HttpError(503, 'too many calls without a token at once; retry shortly', { 'retry-after': '1' });
+    if (anonymous) anonymousCalls++;
+    try {
+      const body = await readJsonObject(request, anonymous ? publicRead.max_body_bytes : DEFAULT_MAX_REQUEST_BYTES, anonymous ? publicRead.upload_timeout_ms : undefined);
       const cancelled = new AbortController();
       response.on('close', () => {
         if (!response.writableFinished) cancelled.abort(new Error('the client closed the connection'));
       });
+      answer(response, await call(tool, body, { caller: `tool-endpoint@${actor}`, principal: actor, signal: cancelled.signal, routeParams: { repo } }));
+    } finally {
+      if (anonymous) anonymousCalls--;
+    }
+  };
+
+  return {
+    pathPrefix: ROUTE_PREFIX,
+    describe: (baseUrl) => `zz tool endpoint: POST ${baseUrl}/api/repos/<owner>/<repo>/tools/<tool> with Authorization: Bearer <token> (bulkhead-ladder token create --actor NAME)`,
+    async handle(request, response, caller) {
       try {
-        const match = TOOL_PATH.exec(new URL(request.url ?? '/', 'http://localhost').pathname);
-        if (!match) throw new HttpError(404, 'not found; tools are at POST /api/repos/<owner>/<repo>/tools/<tool>');
-        if (request.method !== 'POST') throw new HttpError(405, 'tools are called with POST');
-        const [owner, name, toolName] = [match[1]!, match[2]!, match[3]!].map(decodedSegment) as [string, string, string];
-        const repo = `${owner}/${name}`;
-        const actor = await callerOf(request, repo, toolName);
-        // `_repo` is the standing lane of the URL's repository, not of the server's default one.
-        const body = await resolveRepoLane(deps.store, await readJsonObject(request), repo);
-        const tool = byName.get(toolName);
-        let refusal: Refusal | undefined;
-        if (tool && 'repo' in tool.input.shape) {
-          refusal = otherRepository(body, repo);
-          if (refusal === undefined) body['repo'] = repo;
-        }
-        const parsed = tool?.input.safeParse(body);
-        if (refusal === undefined && parsed?.success) refusal = await outsideRepository(deps.store, parsed.data as Record<string, unknown>, repo);
-        answer(response, await call(toolName, body, { caller: `tool-endpoint@${actor}`, principal: actor, signal: cancelled.signal, ...(refusal ? { refusal } : {}) }));
+        await serve(request, response, caller);
       } catch (error) {
-        if (error instanceof HttpError) send(response, error.status, { error: error.message });
-        else if (error instanceof ToolError) send(response, STATUS_OF_CODE[error.code] ?? 400, { error: error.message });
-        else send(response, 500, { error: `internal error: ${errorMessage(error)}` });
+        if (error instanceof HttpError) send(response, error.status, { error: error.message }, error.headers);
+        else send(response, 500, { error: internalError(errorMessage(error)) });
       }
     },
   };

@@ -41,6 +41,9 @@ function repoLaneId(repo: string): string {
   return `lane-${createHash('sha256').update(`${REPO_LANE}\0${repo}`).digest('hex').slice(0, 10)}`;
 }
 
+/** States a lane never leaves. */
+const FINAL_STATES: readonly LaneState[] = ['done', 'abandoned'];
+
 /** Lanes and their event history: every change writes an event with its actor and time. */
 export class SqliteLanes {
   private readonly insertLane;
@@ -89,26 +92,31 @@ export class SqliteLanes {
   }
 
   /**
-   * The repository's standing lane (`_repo`), made on first use: active, coordinated by the
-   * repository's longest-standing owner. A repository with no owner has none.
+   * The id of the repository's standing lane (`_repo`). `createdBy` makes it when missing (a
+   * writing call names it): active, coordinated by the repository's longest-standing owner, its
+   * creation credited to `createdBy`. A reading call only looks it up. A repository with no owner
+   * has none. The write lock is taken only to make it.
    */
-  repoLane(repo: string): LaneWithHistory {
+  standingLaneId(repo: string, createdBy?: string): string {
     const id = repoLaneId(repo);
-    immediate(this.db, () => {
+    const found = (): boolean => {
       const existing = this.selectLane.get(id);
-      if (existing !== undefined) {
-        if (existing.repo !== repo) throw new ToolError(`the id of ${repo}'s _repo lane is taken by a lane of ${existing.repo}`, 'conflict');
-        return;
-      }
+      if (existing !== undefined && existing.repo !== repo) throw new ToolError(`the id of ${repo}'s ${REPO_LANE} lane is taken by a lane of another repository`, 'conflict');
+      return existing !== undefined;
+    };
+    if (found()) return id;
+    if (createdBy === undefined) throw new ToolError(`${repo} has no ${REPO_LANE} lane yet; the first ask posted to ${REPO_LANE} makes it`, 'not_found');
+    immediate(this.db, () => {
+      if (found()) return;
       const owner = this.roles.firstOwner(repo);
       if (owner === undefined) throw new ToolError(`${repo} has no owner, so it has no ${REPO_LANE} lane; propose a lane with lane_propose instead`, 'not_found');
       const now = this.clock();
       const lane = proposeLaneInput.parse({ repo, title: repo, goal: 'Work on the repository as a whole' });
       this.insertLane.run({ id, repo, title: lane.title, goal: lane.goal, paths: '[]', priority: lane.priority, state: 'active', coordinator: owner, related_lanes: '[]', created_at: now, updated_at: now });
       this.roles.addCoordinator(repo, id, owner, owner);
-      this.insertEvent.run(id, now, owner, 'proposed', JSON.stringify({ title: lane.title, goal: lane.goal, paths: [], priority: lane.priority, standing: REPO_LANE }));
+      this.insertEvent.run(id, now, createdBy, 'proposed', JSON.stringify({ title: lane.title, goal: lane.goal, paths: [], priority: lane.priority, standing: REPO_LANE, coordinator: owner }));
     });
-    return this.get(id);
+    return id;
   }
 
   get(laneId: string): LaneWithHistory {
@@ -129,6 +137,9 @@ export class SqliteLanes {
       const row = this.row(laneId);
       this.roles.requireScope(row.repo, row.id, actor, 'coordinator', `moving ${row.id} to ${state}`);
       if (row.state === state) return;
+      if (row.id === repoLaneId(row.repo) && FINAL_STATES.includes(state)) {
+        throw new ToolError(`${row.id} is ${row.repo}'s ${REPO_LANE} lane, which stays open for the repository's work; pause it instead`, 'conflict');
+      }
       if (!NEXT_STATES[row.state].includes(state)) {
         const next = NEXT_STATES[row.state];
         throw new ToolError(`${row.id} is ${row.state}; it can move to ${next.length > 0 ? next.join(', ') : 'no other state'}`, 'conflict');

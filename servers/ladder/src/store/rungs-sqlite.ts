@@ -35,9 +35,9 @@ const SNIPPET_TOKENS = 16;
  * Most matches one search ranks by bm25. FTS5 computes bm25 for every match before sorting
  * (about 1 µs each, after a pass over each term's whole index entry), so a query whose words are
  * in most of 100,000 rungs would take 60-100 ms. A query matching more rungs than this is broad:
- * only its newest matches, this many, are ranked (found by walking the index backwards, which
- * stops at the window's end), so a search stays within a few milliseconds and a broad one is still
- * ordered by relevance, among recent rungs.
+ * only its most recently created matches, this many, are ranked (found by walking the index
+ * backwards, which stops at the window's end; a rewrite keeps a rung's row and so its place), so a
+ * search stays within a few milliseconds and a broad one is still ordered by relevance.
  */
 const RANK_WINDOW = 2_000;
 

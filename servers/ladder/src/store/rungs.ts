@@ -47,7 +47,7 @@ export interface SearchResult {
   readonly hits: SearchHit[];
   /**
    * The words are in so many rungs (more than the backend ranks in one search) that only the
-   * newest of them were ranked; an older rung may match as well. A rarer word widens the ranking.
+   * most recently created of them were ranked; an older rung may match as well. A rarer word widens the ranking.
    */
   readonly broad: boolean;
 }

@@ -58,8 +58,8 @@ export class SqliteWorkQueueStore implements WorkQueueStore {
   async proposeLane(input: ProposeLaneInput, actor: string): Promise<LaneWithHistory> {
     return this.lanes.propose(input, actor);
   }
-  async repoLane(repo: string): Promise<LaneWithHistory> {
-    return this.lanes.repoLane(repo);
+  async standingLaneId(repo: string, createdBy?: string): Promise<string> {
+    return this.lanes.standingLaneId(repo, createdBy);
   }
   async getLane(laneId: string): Promise<LaneWithHistory> {
     return this.lanes.get(laneId);

@@ -1,7 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { ToolError } from '@bulkhead/core';
 import type { Clock, Db } from './database.js';
 import { isoTime, isoTimeOrNull, newId } from './records.js';
 import type { CreatedToken, TokenInfo } from './work-queue.js';
+
+/** Who a call without a token acts as, on a public repository; no token may act as it, or the audit log could not tell them apart. */
+export const ANONYMOUS = 'anonymous';
 
 const TOKEN_PREFIX = 'bhl_';
 /** 32 random bytes in base64url, without padding. */
@@ -38,7 +42,8 @@ export class SqliteTokens {
   }
 
   create(actor: string): CreatedToken {
-    if (actor.length === 0) throw new Error('a token needs an actor');
+    if (actor.length === 0) throw new ToolError('a token needs an actor', 'invalid_arguments');
+    if (actor === ANONYMOUS) throw new ToolError(`${ANONYMOUS} is who calls without a token act as on a public repository; give a token another actor`, 'invalid_arguments');
     const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
     const row: TokenRow = { id: newId('tok'), actor, created_at: this.clock(), last_used_at: null, revoked_at: null };
     this.insert.run(row.id, actor, sha256(secret), row.created_at);

@@ -202,8 +202,11 @@ export interface CreatedToken extends TokenInfo {
 
 export interface LaneStore {
   proposeLane(input: ProposeLaneInput, actor: string): Promise<LaneWithHistory>;
-  /** The repository's standing lane, zz's `_repo`, made on first use; refused for a repository with no owner. */
-  repoLane(repo: string): Promise<LaneWithHistory>;
+  /**
+   * The id of the repository's standing lane, zz's `_repo`: made when missing if `createdBy` is
+   * given (a writing call), else only looked up; refused for a repository with no owner.
+   */
+  standingLaneId(repo: string, createdBy?: string): Promise<string>;
   getLane(laneId: string): Promise<LaneWithHistory>;
   listLanes(repo: string, options?: { state?: LaneState; withHistory?: boolean }): Promise<(Lane | LaneWithHistory)[]>;
   setLaneState(laneId: string, state: LaneState, actor: string, reason?: string): Promise<LaneWithHistory>;

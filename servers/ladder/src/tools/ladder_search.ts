@@ -13,7 +13,7 @@ const input = z.strictObject({
 
 const output = z.object({
   hits: z.array(z.custom<SearchHit>()).describe('Best first: {repo, path, kind, summary, snippet, revision, commit, score}'),
-  broad: z.boolean().describe('True when the words are in so many rungs that only the newest 2,000 matches were ranked'),
+  broad: z.boolean().describe('True when the words are in so many rungs that only the 2,000 most recently created matches were ranked'),
 });
 
 export const ladderSearch = defineLadderTool({
@@ -31,7 +31,7 @@ export const ladderSearch = defineLadderTool({
   render({ hits, broad }) {
     if (hits.length === 0) return 'no rung matches';
     const lines = hits.map((hit) => `${hit.repo} ${hit.path}: ${hit.summary}\n  ${hit.snippet}`);
-    if (broad) lines.push('[these words are in very many rungs: only the newest 2,000 matches were ranked; add a rarer word to search them all]');
+    if (broad) lines.push('[these words are in very many rungs: only the 2,000 most recently created matches were ranked; add a rarer word to search them all]');
     return lines.join('\n');
   },
 });
