@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { auditFile, auditPolicySchema, PermissionGate, serveHttp, type RunningHttp, type ToolServer } from '@bulkhead/core';
 import { connectHttp, toolCall } from '@bulkhead/core/testing';
 import { ladderPolicySchema } from '../src/policy.js';
@@ -175,6 +175,22 @@ describe('the HTTP tool endpoint', () => {
     expect((await post('lane_list', {}, 'not-a-token')).status).toBe(401);
     const callers = readFileSync(auditFile(world!.controlDir, 'ladder'), 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { tool: string; caller: string }));
     expect(callers.map(({ tool, caller }) => `${tool} ${caller}`)).toEqual(['ladder:lane_propose tool-endpoint@bob', 'ladder:lane_list tool-endpoint@anonymous', 'ladder:ladder_tree tool-endpoint@anonymous']);
+  });
+
+  it('keeps the details of a failure nobody worded off the wire, in the server log instead', async () => {
+    const { tokens } = await start();
+    const bob = (await tokens.createToken('bob')).secret;
+    const sabotage = openDatabase(ladderDatabasePath(world!.controlDir, ladderPolicySchema.parse({})));
+    sabotage.exec('ALTER TABLE lanes RENAME TO lanes_elsewhere');
+    sabotage.close();
+    const logged = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const failed = await post('lane_list', {}, bob);
+      expect(failed).toEqual({ status: 500, body: { error: 'internal error; the server log has the details' } });
+      expect(logged.mock.calls.map(([text]) => String(text)).join('')).toContain('bulkhead-ladder tool endpoint: ladder:lane_list failed unexpectedly: no such table: lanes');
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it('bounds calls without a token: a small body, a short upload, a few at once', async () => {
