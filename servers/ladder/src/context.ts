@@ -5,10 +5,7 @@ import { REPO_LANE } from './store/lanes.js';
 import { scopedArguments } from './call-scope.js';
 import { idSchemas, type WorkQueueStore } from './store/work-queue.js';
 
-/**
- * What a ladder call needs, whatever transport carried it: the stores and the git repository of
- * the rungs. Kept apart from MCP so the HTTP tool endpoint can run the same calls.
- */
+/** What a ladder call needs, whatever transport carried it: the stores and the git repository of the rungs. */
 export interface LadderDeps {
   readonly store: WorkQueueStore;
   readonly ladder: Ladder;
