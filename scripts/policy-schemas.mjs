@@ -3,8 +3,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** file name → JSON Schema, for every policy file the suite reads. */
-export async function policySchemaFiles() {
+/** [file name, zod schema] for every policy file the suite reads. */
+export async function policySchemas() {
   const core = await import(pathToFileURL(join(repo, 'shared/dist/index.js')).href);
   const fs = await import(pathToFileURL(join(repo, 'servers/fs/dist/policy.js')).href);
   const fsWrite = await import(pathToFileURL(join(repo, 'servers/fs-write/dist/policy.js')).href);
@@ -27,5 +27,11 @@ export async function policySchemaFiles() {
     ['tool_policy.yaml', gateway.toolPolicySchema],
     ['hooks.yaml', hooks.hooksSchema],
   ];
+  return { core, entries };
+}
+
+/** file name → JSON Schema, for every policy file the suite reads. */
+export async function policySchemaFiles() {
+  const { core, entries } = await policySchemas();
   return Object.fromEntries(entries.map(([file, schema]) => [file.replace(/\.yaml$/, '.schema.json'), core.policyJsonSchema(schema, file)]));
 }

@@ -30,7 +30,8 @@ export const gatewayConfigSchema = z.strictObject({
         .refine((name) => name !== 'gateway', 'gateway is reserved for the meta tools'),
       serverEntry,
     )
-    .default(Object.fromEntries(BUILTIN_NAMESPACES.map((ns) => [ns, {}])) as Record<string, never>)
+    // prefault, not default: zod 4 hands a default back unparsed, so the entries' own defaults (enabled) would be missing.
+    .prefault(Object.fromEntries(BUILTIN_NAMESPACES.map((ns) => [ns, {}])))
     .describe('Downstream servers by namespace: a built-in compartment (fs, fs_write, shell, web, git, ladder) needs no command; any other needs command or url'),
   call_timeout_ms: z.number().int().min(1000).max(3_600_000).default(300_000).describe('A downstream call is abandoned after this long'),
   profiles: z
