@@ -12,6 +12,7 @@ import { PinStore } from './pins.js';
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
 import { listTrash, purgeTrash, restoreFromTrash, type TrashOutput } from './commands/trash.js';
+import { runSetup } from './commands/setup.js';
 import { firstParagraph } from './search/index.js';
 
 const VERSION = '0.1.0';
@@ -24,6 +25,7 @@ commands:
   serve <namespace>    one built-in compartment on its own (${BUILTIN_NAMESPACES.join(', ')}); flags go to it
   tools                what the gateway exposes, by tier
   search "<query>"     tool_search from the terminal
+  setup <client>       put a bulkhead entry into an MCP client's config file (bulkhead setup --help)
   approve <ns:tool>    accept the changed definition of a quarantined tool
   audit verify [FILE]  check the audit logs' hash chains
   config init          write a commented control-plane folder (never overwrites)
@@ -159,6 +161,7 @@ async function main(argv: string[]): Promise<number> {
     serve(rest[0], rest.slice(1));
     return -1;
   }
+  if (command === 'setup') return runSetup(rest);
   const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
   if (!command || values.help || command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
