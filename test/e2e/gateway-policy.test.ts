@@ -140,8 +140,8 @@ describe('tool names a policy glob could not match', () => {
   it('leaves them out and says so', async () => {
     ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  odd:\n    command: ${process.execPath}\n    args: [${ODD_NAMES_SERVER}]\n`, '.bulkhead/permissions.yaml': 'deny:\n  - odd\n' });
     gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
-    expect(gateway.stderr()).toContain('bulkhead: odd:a/b is left out: tool names may hold only letters, digits, _ and - (at most 64)');
     const call = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'odd:a/b', arguments: {} } });
+    expect(gateway.stderr()).toContain('bulkhead: odd:a/b is left out: tool names may hold only letters, digits, _ and - (at most 64)\n');
     expect(text(call)).toBe('Unknown tool odd:a/b; use tool_search to find tools (names look like fs__read_file or fs:read_file)');
     expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'odd__ok', arguments: {} } }))).toMatch(/^Unknown tool odd__ok/);
   });

@@ -1,73 +1,51 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, ToolError, verifyAuditFile } from '@bulkhead/core';
+import { checkControlDir, checkRoots, errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, ToolError, UsageError } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
-import { defaultControlDir, loadGateway } from './load.js';
+import { loadGateway } from './load.js';
 import { PinStore } from './pins.js';
+import { auditVerify } from './commands/audit-verify.js';
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
 import { listTrash, purgeTrash, restoreFromTrash, type TrashOutput } from './commands/trash.js';
-import { runSetup } from './commands/setup.js';
 import { firstParagraph } from './search/index.js';
+import { commandHelp, COMMANDS, overview } from './commands/help.js';
+import { runSetup } from './commands/setup.js';
 
 const VERSION = '0.1.0';
 const SCRIPT = fileURLToPath(import.meta.url);
 
-const USAGE = `usage: bulkhead <command> [options]
+const USAGE = overview([['setup', "<client>: put a bulkhead entry into an MCP client's config file (claude-desktop, claude-code, cursor, vscode, windsurf)"]]);
 
-commands:
-  start                the gateway over the current folder (stdio, or --http HOST:PORT)
-  serve <namespace>    one built-in compartment on its own (${BUILTIN_NAMESPACES.join(', ')}); flags go to it
-  tools                what the gateway exposes, by tier
-  search "<query>"     tool_search from the terminal
-  setup <client>       put a bulkhead entry into an MCP client's config file (bulkhead setup --help)
-  approve <ns:tool>    accept the changed definition of a quarantined tool
-  audit verify [FILE]  check the audit logs' hash chains
-  config init          write a commented control-plane folder (never overwrites)
-  trash list           what fs_write deleted, newest first (--limit N, default 50)
-  trash restore ID     put it back where it was, or at --to PATH; never overwrites
-  trash purge          apply the retention policy of fs_write_policy.yaml now
-  doctor               check rg, git, bwrap, the configuration, the servers and (with --http) the port
+/** Every flag a command may take; `COMMANDS` says which one takes which. */
+interface Flags {
+  readonly root?: string[];
+  readonly config?: string;
+  readonly profile?: string;
+  readonly http?: string;
+  readonly 'token-file'?: string;
+  readonly 'allow-origin'?: string[];
+  readonly 'allow-host'?: string[];
+  readonly limit?: string;
+  readonly to?: string;
+  readonly help?: boolean;
+}
 
-options for start, tools and search:
-  --root DIR           a folder the compartments may use (repeatable; default: the current folder)
-  --config DIR         the control-plane folder (default: <first root>/.bulkhead)
-  --profile NAME       expose only what this profile of bulkhead.yaml allows
-  --http HOST:PORT     (start) serve Streamable HTTP at http://HOST:PORT/mcp
-  --token-file FILE    (start) require this bearer token (mandatory beyond loopback)
-  --allow-origin O, --allow-host H   (start) accept another Origin / Host
-
-trash, audit, approve, config and doctor take --root and --config as well.`;
-
-const OPTIONS = {
-  root: { type: 'string', multiple: true },
-  config: { type: 'string' },
-  profile: { type: 'string' },
-  http: { type: 'string' },
-  'token-file': { type: 'string' },
-  'allow-origin': { type: 'string', multiple: true },
-  'allow-host': { type: 'string', multiple: true },
-  limit: { type: 'string' },
-  to: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-
-class UsageError extends Error {}
-
+/** Roots and the control-plane folder from the flags, refused before anything starts when they are wrong. */
 function setupFrom(values: { root?: string[]; config?: string; profile?: string }) {
-  const roots = (values.root ?? [process.cwd()]).map((root) => resolve(root));
-  return { roots, controlDir: resolve(values.config ?? defaultControlDir(roots)), ...(values.profile ? { profile: values.profile } : {}) };
+  const roots = checkRoots(values.root, process.cwd());
+  return { roots, controlDir: checkControlDir(values.config, roots, process.cwd()), ...(values.profile !== undefined ? { profile: values.profile } : {}) };
 }
 
 async function withGateway<T>(values: { root?: string[]; config?: string; profile?: string }, work: (loaded: ReturnType<typeof loadGateway>) => Promise<T>): Promise<T> {
   const loaded = loadGateway(setupFrom(values));
   for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
-  await loaded.gateway.start();
+  loaded.gateway.start();
+  await loaded.gateway.settled();
   try {
     return await work(loaded);
   } finally {
@@ -76,25 +54,17 @@ async function withGateway<T>(values: { root?: string[]; config?: string; profil
 }
 
 function reportDownstreams(loaded: ReturnType<typeof loadGateway>): void {
-  for (const downstream of loaded.gateway.downstreams.values()) {
-    if (downstream.state !== 'ready') process.stderr.write(`bulkhead: ${downstream.namespace} is ${downstream.state}: ${downstream.lastError ?? 'no error recorded'}\n`);
-  }
-  for (const name of loaded.gateway.catalog.invalidNames()) {
-    process.stderr.write(`bulkhead: ${name} is left out: tool names may hold only letters, digits, _ and - (at most 64)\n`);
-  }
-  for (const name of loaded.gateway.catalog.quarantined()) {
-    process.stderr.write(`bulkhead: ${name} changed its definition and is quarantined until \`bulkhead approve ${name}\`\n`);
-  }
+  for (const note of [...loaded.gateway.downstreamNotes(), ...loaded.gateway.catalogNotes()]) process.stderr.write(`bulkhead: ${note}\n`);
 }
 
-async function start(values: Record<string, unknown>): Promise<void> {
-  const setup = setupFrom(values as { root?: string[]; config?: string; profile?: string });
-  const loaded = loadGateway(setup);
+async function start(values: Flags): Promise<void> {
+  // Every flag is checked before a child starts, so a mistake exits at once and leaves nothing running.
+  const setup = setupFrom(values);
+  const http = values.http !== undefined ? parseHostPort(values.http) : undefined;
+  const token = values['token-file'] !== undefined ? readTokenFile(resolve(values['token-file'])) : undefined;
+  const loaded = loadGateway({ ...setup, report: (line) => process.stderr.write(`bulkhead: ${line}\n`) });
   for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
-  const token = typeof values['token-file'] === 'string' ? readTokenFile(resolve(values['token-file'])) : undefined;
-  await loaded.gateway.start();
-  reportDownstreams(loaded);
-  const http = typeof values['http'] === 'string' ? parseHostPort(values['http']) : undefined;
+  const compartments = [...loaded.gateway.downstreams.keys()].join(', ') || 'none';
   const viaStdio = { mcpServers: { bulkhead: { command: process.execPath, args: [SCRIPT, 'start', ...setup.roots.flatMap((root) => ['--root', root])] } } };
   await serveUntilStopped(loaded.gateway, {
     bin: 'bulkhead gateway',
@@ -104,23 +74,28 @@ async function start(values: Record<string, unknown>): Promise<void> {
             ...http,
             ...(token ? { token } : {}),
             tokens: loaded.tokens,
-            allowedOrigins: (values['allow-origin'] as string[] | undefined) ?? [],
-            allowedHosts: (values['allow-host'] as string[] | undefined) ?? [],
+            allowedOrigins: values['allow-origin'] ?? [],
+            allowedHosts: values['allow-host'] ?? [],
           },
         }
       : {}),
-    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; tools: ${loaded.gateway.toolNames.join(', ')})`,
+    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})`,
     httpBanner: (url) =>
-      `always bound: ${loaded.gateway.toolNames.join(', ')}\n` +
-      `downstream servers: ${[...loaded.gateway.downstreams.values()].map((d) => `${d.namespace} (${d.state})`).join(', ') || 'none'}\n` +
+      `downstream servers: ${compartments} (starting; each is reported below when it is up)\n` +
       `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n\n` +
       `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', url] } } }, null, 2)}\n\n` +
       `or over stdio, without a running server:\n${JSON.stringify(viaStdio, null, 2)}`,
+    onServing: () => loaded.gateway.start(),
   });
 }
 
 function serve(namespace: string | undefined, rest: string[]): void {
-  if (!namespace) throw new UsageError('serve needs a namespace');
+  if (!namespace || namespace === '--help' || namespace === '-h') {
+    if (!namespace) throw new UsageError(`serve needs a namespace (${BUILTIN_NAMESPACES.join(', ')})`);
+    process.stdout.write(`${commandHelp('serve')}\n`);
+    process.exitCode = 0;
+    return;
+  }
   const cli = builtinCli(namespace);
   if (!cli) throw new UsageError(`${namespace} is not an installed built-in compartment (built-ins: ${BUILTIN_NAMESPACES.join(', ')})`);
   const child = spawn(process.execPath, [cli, ...rest], { stdio: 'inherit' });
@@ -162,13 +137,40 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command === 'setup') return runSetup(rest);
-  const { values, positionals } = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
-  if (!command || values.help || command === '--help' || command === '-h') {
+  if (command === undefined) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  if (command === '--help' || command === '-h') {
     process.stdout.write(`${USAGE}\n`);
-    return command ? 0 : 2;
+    return 0;
+  }
+  if (command === '--version') return main(['version']);
+  const help = COMMANDS[command];
+  if (!help) throw new UsageError(`unknown command ${command}`);
+  const parsed = parseArgs({ args: rest, options: { ...help.options, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  // Sound: strict parsing admits only the command's own flags, each with the type declared in COMMANDS.
+  const values = parsed.values as Flags;
+  const positionals = parsed.positionals;
+  if (values.help) {
+    process.stdout.write(`${commandHelp(command)}\n`);
+    return 0;
   }
   switch (command) {
+    case 'help': {
+      const topic = positionals[0];
+      if (topic === undefined) {
+        process.stdout.write(`${USAGE}\n`);
+        return 0;
+      }
+      if (topic === 'serve' && positionals[1]) return main(['serve', positionals[1], '--help']);
+      const text = commandHelp(topic);
+      if (!text) throw new UsageError(`unknown command ${topic}`);
+      process.stdout.write(`${text}\n`);
+      return 0;
+    }
     case 'start':
+      if (positionals.length) throw new UsageError(`start takes no arguments besides its flags (got ${positionals.join(' ')})`);
       await start(values);
       return -1;
     case 'tools':
@@ -192,7 +194,7 @@ async function main(argv: string[]): Promise<number> {
     case 'search': {
       const query = positionals.join(' ');
       if (!query) throw new UsageError('search needs a query');
-      const limit = values.limit ? Number(values.limit) : 5;
+      const limit = positiveInteger(values.limit, 5, '--limit');
       return withGateway(values, async (loaded) => {
         const hits = loaded.gateway.catalog.search(query, limit, loaded.gateway.visible);
         process.stdout.write(hits.map(({ entry, score }, i) => `${i + 1}. ${entry.wire} (score ${score.toFixed(3)})\n   ${firstParagraph(entry.tool.description ?? '', 200).replace(/\n/g, ' ')}`).join('\n') + (hits.length ? '\n' : `no tools match ${JSON.stringify(query)}\n`));
@@ -213,16 +215,9 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'audit': {
       if (positionals[0] !== 'verify') throw new UsageError('usage: bulkhead audit verify [FILE...]');
-      const setup = setupFrom(values);
-      const dir = join(setup.controlDir, 'audit');
-      const files = positionals.length > 1 ? positionals.slice(1) : readdirSync(dir).filter((f) => f.endsWith('.jsonl')).map((f) => join(dir, f));
-      let failed = false;
-      for (const file of files) {
-        const result = verifyAuditFile(file);
-        failed ||= !result.ok;
-        process.stdout.write(result.ok ? `OK ${file}: ${result.entries} entries, chain intact\n` : `FAIL ${file} line ${result.line}: ${result.problem}\n`);
-      }
-      return failed ? 1 : 0;
+      const report = auditVerify(setupFrom(values).controlDir, positionals.slice(1));
+      for (const line of report.lines) process.stdout.write(`${line}\n`);
+      return report.exitCode;
     }
     case 'config': {
       if (positionals[0] !== 'init') throw new UsageError('usage: bulkhead config init [--config DIR]');
@@ -232,12 +227,12 @@ async function main(argv: string[]): Promise<number> {
     case 'trash':
       return trash(positionals, values);
     case 'doctor': {
-      const checks = await doctor(setupFrom(values), typeof values.http === 'string' ? parseHostPort(values.http) : undefined);
+      const address = values.http !== undefined ? parseHostPort(values.http) : undefined;
+      const checks = await doctor(setupFrom(values), address);
       for (const check of checks) process.stdout.write(`${check.level.padEnd(4)} ${check.what}: ${check.detail}\n`);
       return checks.some((check) => check.level === 'fail') ? 1 : 0;
     }
     case 'version':
-    case '--version':
       process.stdout.write(`bulkhead ${VERSION}\n`);
       return 0;
     default:
@@ -250,12 +245,24 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+/** node's parseArgs errors, in our words: "Unknown option '--x'. To specify…" says more than it needs to. */
+function parseArgsMistake(error: unknown, command: string | undefined): string | undefined {
+  const code = error instanceof TypeError ? (error as NodeJS.ErrnoException).code : undefined;
+  if (!code?.startsWith('ERR_PARSE_ARGS')) return undefined;
+  const flag = /'(-{1,2}[^']+)'/.exec(error instanceof Error ? error.message : '')?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) return `bulkhead ${command} does not take ${flag}`;
+  return (error as Error).message.split('. ')[0];
+}
+
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
-    process.stderr.write(`bulkhead: ${errorMessage(error)}\n${error instanceof UsageError ? `\n${USAGE}\n` : ''}`);
+    const command = process.argv[2];
+    const mistake = parseArgsMistake(error, command);
+    const hint = mistake !== undefined || error instanceof UsageError ? ` (see \`bulkhead help${command && COMMANDS[command] ? ` ${command}` : ''}\`)` : '';
+    process.stderr.write(`bulkhead: ${mistake ?? errorMessage(error)}${hint}\n`);
     process.exitCode = 2;
   },
 );

@@ -38,7 +38,7 @@ import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
 import type { GatewayConfig, ToolPolicy } from './config/schema.js';
 import { MAX_CHILD_MESSAGE_BYTES } from './downstream/child-transport.js';
-import { Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
+import { DEFAULT_START_LIMITS, Downstream, type DownstreamSpec, type DownstreamState, type RestartPolicy } from './downstream/downstream.js';
 import { callTool } from './meta/call_tool.js';
 import { listTools } from './meta/list_tools.js';
 import { loadTools } from './meta/load_tools.js';
@@ -71,6 +71,8 @@ export interface GatewayOptions {
   readonly hookCwd?: string;
   /** Per-call risk of built-in tools whose risk depends on their arguments, by qualified name (shell:run_shell). */
   readonly riskAssessors?: ReadonlyMap<string, RiskAssessor>;
+  /** Told of every downstream that comes up, fails or is given up on, in words (the CLI writes it to stderr). */
+  readonly report?: (line: string) => void;
 }
 
 /** What one caller may see and do: a profile's view and the permission gate narrowed for it. */
@@ -87,8 +89,14 @@ export interface Gateway extends ToolServer {
   /** The meta tools listed in this mode. */
   readonly metaToolNames: readonly string[];
   readonly downstreams: ReadonlyMap<string, Downstream>;
-  /** Starts every downstream and waits for each first attempt. */
-  start(): Promise<void>;
+  /** Starts every downstream in the background: nothing waits for a slow one. */
+  start(): void;
+  /** Settles when every downstream's first attempt to start has succeeded or failed. */
+  settled(): Promise<void>;
+  /** Why some tools are missing or incomplete, one line per downstream: still starting, did not start, capped. */
+  downstreamNotes(): string[];
+  /** Tools left out of the catalog (invalid names) or quarantined (changed definitions), one line each. */
+  catalogNotes(): string[];
 }
 
 /** A meta call carries the context its tool runs with, so each meta tool's chain is composed once. */
@@ -113,7 +121,37 @@ export function createGateway(options: GatewayOptions): Gateway {
   const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
   const corePatterns = options.toolPolicy.core_tools.map(parseToolPattern);
   const sessions = new Set<Server>();
-  const downstreams = new Map(options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy)]));
+  const startLimits = { ...DEFAULT_START_LIMITS, timeoutMs: options.config.start_timeout_ms, maxTools: options.config.max_tools_per_server };
+  const downstreams = new Map(
+    options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy, { ...startLimits, timeoutMs: spec.startTimeoutMs ?? startLimits.timeoutMs })]),
+  );
+  let started = false;
+  const settled = async () => {
+    await Promise.all([...downstreams.values()].map((downstream) => downstream.firstAttempt));
+  };
+  /**
+   * Bounded wait for servers on their first start, so that a client's first look sees them: Claude
+   * Desktop never re-lists after list_changed, so a core tool missing from its first tools/list
+   * would stay missing. One that is slower than this appears later, with list_changed.
+   */
+  const firstStarts = async () => {
+    const starting = [...downstreams.values()].filter((downstream) => downstream.firstStarting);
+    if (!started || starting.length === 0 || options.config.list_wait_ms === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(starting.map((downstream) => downstream.firstAttempt)), new Promise((resolve) => (timer = setTimeout(resolve, options.config.list_wait_ms)))]);
+    clearTimeout(timer);
+  };
+  const downstreamNotes = (): string[] =>
+    [...downstreams.values()].flatMap((downstream) => {
+      const reason = downstream.unavailableReason;
+      if (reason) return [reason];
+      return downstream.listWarning ? [`${downstream.namespace}: ${downstream.listWarning}`] : [];
+    });
+  /** The downstream a tool name belongs to, in either form, if the gateway runs it. */
+  const downstreamOf = (name: string): Downstream | undefined => {
+    const separator = /__|:/.exec(name);
+    return separator ? downstreams.get(name.slice(0, separator.index)) : undefined;
+  };
 
   /** Discovery never grants permission: a tool denied outright is not found, listed or loadable. */
   const isVisible = (access: Access, entry: CatalogEntry): boolean => {
@@ -147,10 +185,38 @@ export function createGateway(options: GatewayOptions): Gateway {
     await Promise.allSettled([...sessions].map((server) => server.sendToolListChanged()));
   };
 
+  const awaitTool = async (name: string) => {
+    const owner = downstreamOf(name);
+    if (started && owner?.firstStarting) await owner.firstAttempt;
+  };
+  const describeState = (downstream: Downstream, previous: DownstreamState): string | undefined => {
+    switch (downstream.state) {
+      case 'ready':
+        return `${downstream.namespace} is up (${downstream.tools.length} tool${downstream.tools.length === 1 ? '' : 's'})${previous === 'starting' ? '' : ' again'}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
+      case 'restarting':
+      case 'failed':
+        return downstream.unavailableReason;
+      default:
+        return undefined;
+    }
+  };
+  const catalogNotes = (): string[] => [
+    ...catalog.invalidNames().map((name) => `${name} is left out: tool names may hold only letters, digits, _ and - (at most 64)`),
+    ...catalog.quarantined().map((name) => `${name} changed its definition and is quarantined until \`bulkhead approve ${name}\``),
+  ];
+  const reportedNotes = new Set<string>();
   for (const downstream of downstreams.values()) {
     downstream.onToolsChanged = () => {
       catalog.update(downstream.namespace, downstream.tools, options.builtins.has(downstream.namespace));
+      for (const note of catalogNotes().filter((line) => !reportedNotes.has(line))) {
+        reportedNotes.add(note);
+        options.report?.(note);
+      }
       void notifyAll();
+    };
+    downstream.onStateChanged = (previous) => {
+      const line = describeState(downstream, previous);
+      if (line) options.report?.(line);
     };
   }
 
@@ -244,6 +310,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const exposedMeta = metaTools.filter((tool) => !stableMode || tool.stable);
 
     server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
+      await firstStarts();
       const visible = visibleUnder(accessOf(extra.authInfo?.clientId));
       const proxied = catalog.entries().filter((entry) => visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified))));
       return { tools: [...proxied.map((entry) => ({ ...entry.tool, name: entry.wire })), ...exposedMeta.map(metaDescription)] };
@@ -274,6 +341,10 @@ export function createGateway(options: GatewayOptions): Gateway {
             return callDownstream(entry, args, state, access.gate);
           },
           listChanged,
+          firstStarts,
+          downstreamNotes,
+          awaitTool,
+          unavailableFor: (toolName) => downstreamOf(toolName)?.unavailableReason,
           reviewQuarantined: (toolName) => reviewQuarantined({ name: toolName, catalog, pins, auditor, call, visible }),
           state: call,
         };
@@ -281,12 +352,18 @@ export function createGateway(options: GatewayOptions): Gateway {
         await metaChains.get(meta)!(metaState);
         return metaState.result ?? errorResult(`${name} returned nothing`);
       }
-      const entry = catalog.get(name);
+      let entry = catalog.get(name);
+      const owner = downstreamOf(name);
+      if (!entry && owner?.firstStarting) {
+        await awaitTool(name);
+        entry = catalog.get(name);
+      }
       const bound = entry && visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified)));
       if (!entry || !bound) {
+        const unavailable = owner?.unavailableReason;
         const message = entry && visible(entry)
           ? `Tool ${name} is not loaded; call load_tools {"names": ["${name}"]} first, or call_tool {"name": "${name}", ...}`
-          : `Unknown tool ${name}; use tool_search to find tools`;
+          : `Unknown tool ${name}; ${unavailable ? `${unavailable}; ` : ''}use tool_search to find tools`;
         auditor.recordRejected(name, call.caller, request.params.arguments ?? {}, message);
         throw new McpError(ErrorCode.InvalidParams, message);
       }
@@ -312,9 +389,14 @@ export function createGateway(options: GatewayOptions): Gateway {
       const visible = visibleUnder(options.access);
       return [...catalog.entries().filter((entry) => visible(entry) && isCore(entry)).map((entry) => entry.wire), ...this.metaToolNames];
     },
-    start: async () => {
-      await Promise.all([...downstreams.values()].map((downstream) => downstream.start()));
+    start: () => {
+      if (started) return;
+      started = true;
+      for (const downstream of downstreams.values()) void downstream.start();
     },
+    settled,
+    downstreamNotes,
+    catalogNotes,
     connect,
     close: async () => {
       await Promise.allSettled([...sessions].map((server) => server.close()));

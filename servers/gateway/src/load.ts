@@ -10,6 +10,8 @@ export interface GatewaySetup {
   readonly roots: readonly string[];
   readonly controlDir: string;
   readonly profile?: string;
+  /** Where news of the downstreams goes (a server up, one that failed), in words. */
+  readonly report?: (line: string) => void;
 }
 
 export interface LoadedGateway {
@@ -65,6 +67,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
     hooks,
     hookCwd: roots[0]!,
     riskAssessors: builtinRiskAssessors(builtins, roots, controlDir),
+    ...(setup.report ? { report: setup.report } : {}),
   });
   return { gateway, problems, tokens };
 }

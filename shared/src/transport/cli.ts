@@ -67,6 +67,8 @@ export interface ServeOptions {
   readonly stdioBanner: string;
   /** What to print after `<bin> listening on <url>`: the tools, the client snippets. */
   readonly httpBanner: (url: string) => string;
+  /** Runs once the server can take requests (its address is bound): work that must not start before, such as child processes. */
+  readonly onServing?: () => void;
 }
 
 /**
@@ -90,6 +92,7 @@ export async function serveUntilStopped(toolServer: ToolServer, options: ServeOp
 
   if (!options.http) {
     process.stderr.write(`${options.bin}: ${options.stdioBanner}\n`);
+    options.onServing?.();
     await serveStdio(toolServer);
     await stop(0);
     return;
@@ -98,6 +101,7 @@ export async function serveUntilStopped(toolServer: ToolServer, options: ServeOp
     const running = await serveHttp(toolServer, options.http);
     stopHttp = running.close;
     process.stdout.write(`${options.bin} listening on ${running.url}\n${options.httpBanner(running.url)}\n\nCtrl-C stops it.\n`);
+    options.onServing?.();
   } catch (error) {
     process.stderr.write(`${options.bin}: ${errorMessage(error)}\n`);
     await toolServer.close();

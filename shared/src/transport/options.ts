@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadYamlFile } from '../config/yaml-file.js';
@@ -42,6 +42,40 @@ export function parseHostPort(value: string): { host: string; port: number } {
   return { host, port };
 }
 
+/**
+ * The roots a server may use, absolute. Each must be an existing folder: an empty value (an unset
+ * variable in a client's config) or a typo must never widen to the current folder or create one.
+ */
+export function checkRoots(given: readonly string[] | undefined, cwd: string): string[] {
+  if (given === undefined) return [cwd];
+  return given.map((root) => {
+    if (root.trim() === '') throw new UsageError('--root is empty (an unset variable in the client config?); give the folder to serve, for example --root /home/me/project');
+    const absolute = resolve(cwd, root);
+    let isFolder: boolean;
+    try {
+      isFolder = statSync(absolute).isDirectory();
+    } catch {
+      throw new UsageError(`--root ${absolute} does not exist; create it or give an existing folder`);
+    }
+    if (!isFolder) throw new UsageError(`--root ${absolute} is not a folder; give the folder that holds it`);
+    return absolute;
+  });
+}
+
+/** The control-plane folder: it may be missing (every file has defaults), but not empty or a file. */
+export function checkControlDir(given: string | undefined, roots: readonly string[], cwd: string): string {
+  if (given !== undefined && given.trim() === '') throw new UsageError('--config is empty (an unset variable in the client config?); give the control-plane folder, or leave the flag out for <first root>/.bulkhead');
+  const controlDir = resolve(cwd, given ?? join(roots[0]!, '.bulkhead'));
+  let isFile = false;
+  try {
+    isFile = !statSync(controlDir).isDirectory();
+  } catch {
+    // A missing control-plane folder is the zero-config start.
+  }
+  if (isFile) throw new UsageError(`--config ${controlDir} is a file; the control-plane folder holds the policy files`);
+  return controlDir;
+}
+
 /** Reads a bearer token from a file; a short or unreadable token is refused, never accepted. */
 export function readTokenFile(file: string): string {
   let token: string;
@@ -72,13 +106,14 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
     strict: true,
     allowPositionals: false,
   });
-  const roots = (values.root ?? [cwd]).map((root) => resolve(cwd, root));
-  const controlDir = resolve(cwd, values.config ?? join(roots[0]!, '.bulkhead'));
   const help = values.help ?? false;
   const version = values.version ?? false;
   if (help || version) {
-    return { roots, controlDir, gate: { kind: 'gateway' }, audit: auditPolicySchema.parse({}), allowedOrigins: [], allowedHosts: [], help, version };
+    return { roots: [cwd], controlDir: join(cwd, '.bulkhead'), gate: { kind: 'gateway' }, audit: auditPolicySchema.parse({}), allowedOrigins: [], allowedHosts: [], help, version };
   }
+  const roots = checkRoots(values.root, cwd);
+  const controlDir = checkControlDir(values.config, roots, cwd);
+  const http = values.http !== undefined ? parseHostPort(values.http) : undefined;
   const gate: GateMode = values['gated-by-gateway'] ? { kind: 'gateway' } : { kind: 'self', permissions: PermissionGate.load(controlDir) };
   const audit = loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value;
   return {
@@ -86,7 +121,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
     controlDir,
     gate,
     audit,
-    ...(values.http !== undefined ? { http: parseHostPort(values.http) } : {}),
+    ...(http ? { http } : {}),
     ...(values['token-file'] !== undefined ? { token: readTokenFile(resolve(cwd, values['token-file'])) } : {}),
     allowedOrigins: values['allow-origin'] ?? [],
     allowedHosts: values['allow-host'] ?? [],

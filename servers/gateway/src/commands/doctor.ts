@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { errorMessage } from '@bulkhead/core';
 import { builtinCli } from '../config/downstreams.js';
 import { loadGateway, type GatewaySetup } from '../load.js';
+import { sqliteCheck } from './sqlite-check.js';
 
 export interface Check {
   readonly level: 'ok' | 'warn' | 'fail';
@@ -57,6 +58,7 @@ export async function doctor(setup: GatewaySetup, http?: { host: string; port: n
   checks.push({ level: major >= 20 ? 'ok' : 'fail', what: 'node', detail: `v${process.versions.node}${major >= 20 ? '' : ' (Bulkhead needs 20 or newer)'}` });
   checks.push(ripgrep());
   checks.push(gitCheck());
+  checks.push(sqliteCheck());
   const bwrap = versionOf('bwrap', ['--version']);
   checks.push(bwrap ? { level: 'ok', what: 'bubblewrap', detail: bwrap } : { level: 'warn', what: 'bubblewrap', detail: 'not found; the shell compartment cannot sandbox commands without it' });
   if (http) checks.push(await portFree(http.host, http.port));
@@ -69,13 +71,15 @@ export async function doctor(setup: GatewaySetup, http?: { host: string; port: n
   }
   checks.push({ level: 'ok', what: 'configuration', detail: `${setup.controlDir} is valid` });
   for (const problem of loaded.problems) checks.push({ level: 'warn', what: 'server', detail: problem });
-  await loaded.gateway.start();
+  loaded.gateway.start();
+  await loaded.gateway.settled();
   try {
     for (const downstream of loaded.gateway.downstreams.values()) {
+      const unavailable = downstream.unavailableReason;
       checks.push(
-        downstream.state === 'ready'
-          ? { level: 'ok', what: `server ${downstream.namespace}`, detail: `${downstream.tools.length} tools` }
-          : { level: 'fail', what: `server ${downstream.namespace}`, detail: `${downstream.state}: ${downstream.lastError ?? 'no error recorded'}` },
+        unavailable
+          ? { level: 'fail', what: `server ${downstream.namespace}`, detail: unavailable }
+          : { level: downstream.listWarning ? 'warn' : 'ok', what: `server ${downstream.namespace}`, detail: `${downstream.tools.length} tools${downstream.listWarning ? `; ${downstream.listWarning}` : ''}` },
       );
     }
     for (const name of loaded.gateway.catalog.quarantined()) {

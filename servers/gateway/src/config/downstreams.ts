@@ -42,13 +42,14 @@ export function resolveDownstreams(config: GatewayConfig, roots: readonly string
   const builtins = new Set<string>();
   for (const [namespace, entry] of Object.entries(config.servers) as [string, ServerEntry][]) {
     if (!entry.enabled) continue;
+    const timeout = entry.start_timeout_ms !== undefined ? { startTimeoutMs: entry.start_timeout_ms } : {};
     if (entry.url) {
-      specs.push({ kind: 'http', namespace, url: entry.url, headers: entry.headers });
+      specs.push({ kind: 'http', namespace, url: entry.url, headers: entry.headers, ...timeout });
       continue;
     }
     const cwd = entry.cwd ? resolve(roots[0]!, entry.cwd) : roots[0]!;
     if (entry.command) {
-      specs.push({ kind: 'stdio', namespace, child: { command: entry.command, args: entry.args, env: childEnv(entry.env), cwd } });
+      specs.push({ kind: 'stdio', namespace, child: { command: entry.command, args: entry.args, env: childEnv(entry.env), cwd }, ...timeout });
       continue;
     }
     if (!isBuiltin(namespace)) {
@@ -62,7 +63,7 @@ export function resolveDownstreams(config: GatewayConfig, roots: readonly string
     }
     builtins.add(namespace);
     const args = [cli, ...roots.flatMap((root) => ['--root', root]), '--config', controlDir, '--gated-by-gateway', ...entry.args];
-    specs.push({ kind: 'stdio', namespace, child: { command: process.execPath, args, env: childEnv(entry.env), cwd } });
+    specs.push({ kind: 'stdio', namespace, child: { command: process.execPath, args, env: childEnv(entry.env), cwd }, ...timeout });
   }
   return { specs, problems, builtins };
 }

@@ -16,6 +16,7 @@ const serverEntry = z
     cwd: z.string().optional().describe('Working folder of the child (relative to the first root)'),
     url: z.url().optional().describe('Streamable HTTP endpoint of a remote server'),
     headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers for the remote server (an Authorization header, say)'),
+    start_timeout_ms: z.number().int().min(100).max(600_000).optional().describe('This server\'s own start_timeout_ms (default: the top-level one)'),
   })
   .refine((entry) => !(entry.command && entry.url), { message: 'give either command (stdio) or url (HTTP), not both' });
 
@@ -34,6 +35,21 @@ export const gatewayConfigSchema = z.strictObject({
     .prefault(Object.fromEntries(BUILTIN_NAMESPACES.map((ns) => [ns, {}])))
     .describe('Downstream servers by namespace: a built-in compartment (fs, fs_write, shell, web, git, ladder) needs no command; any other needs command or url'),
   call_timeout_ms: z.number().int().min(1000).max(3_600_000).default(300_000).describe('A downstream call is abandoned after this long'),
+  start_timeout_ms: z
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(30_000)
+    .describe('A downstream that has not answered initialize and listed its tools by then is stopped, reported and retried later'),
+  list_wait_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(5_000)
+    .describe('tools/list and the search tools wait at most this long for servers on their first start (clients such as Claude Desktop never re-list); 0 answers at once'),
+  max_tools_per_server: z.number().int().min(1).max(100_000).default(1000).describe('Tools taken from one downstream; past it the first ones are used and the rest reported'),
   profiles: z
     .record(
       z.string(),

@@ -15,6 +15,7 @@ export const callTool = defineMetaTool({
   annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   stable: true,
   async run(args, ctx) {
+    await ctx.awaitTool(args.name);
     let entry = lookup(ctx, args.name);
     if (typeof entry === 'string' && ctx.catalog.quarantinedEntry(args.name)) entry = (await ctx.reviewQuarantined(args.name)) ?? entry;
     if (typeof entry === 'string') return { isError: true, content: [{ type: 'text', text: entry }] };

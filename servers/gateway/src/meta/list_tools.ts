@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { READ_ONLY_LOCAL } from '@bulkhead/core';
 import { firstParagraph } from '../search/index.js';
-import { defineMetaTool } from './meta-tool.js';
+import { defineMetaTool, notesParagraph } from './meta-tool.js';
 
 const PAGE = 50;
 
@@ -18,6 +18,7 @@ export const listTools = defineMetaTool({
   annotations: READ_ONLY_LOCAL,
   stable: true,
   async run(args, ctx) {
+    await ctx.firstStarts();
     const entries = ctx.catalog
       .entries()
       .filter((entry) => ctx.visible(entry) && (!args.namespace || entry.namespace === args.namespace))
@@ -29,7 +30,7 @@ export const listTools = defineMetaTool({
     const namespaces = [...new Set(ctx.catalog.entries().filter(ctx.visible).map((e) => e.namespace))].sort();
     const footer = next ? `[${start + 1}-${start + page.length} of ${entries.length}; next: cursor=${next}]` : `[${entries.length} tools; namespaces: ${namespaces.join(', ')}]`;
     return {
-      content: [{ type: 'text', text: `${lines.join('\n') || 'No tools.'}\n${footer}` }],
+      content: [{ type: 'text', text: `${lines.join('\n') || 'No tools.'}\n${footer}${notesParagraph(ctx)}` }],
       structuredContent: { tools: page.map((entry) => ({ name: entry.wire, qualified: entry.qualified })), ...(next ? { nextCursor: next } : {}) },
     };
   },

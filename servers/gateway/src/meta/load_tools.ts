@@ -13,6 +13,7 @@ export const loadTools = defineMetaTool({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   stable: false,
   async run(args, ctx) {
+    await Promise.all(args.names.map((name) => ctx.awaitTool(name)));
     const found = args.names.map((name) => lookup(ctx, name));
     const entries = found.filter((entry) => typeof entry !== 'string');
     const problems = found.filter((entry): entry is string => typeof entry === 'string');

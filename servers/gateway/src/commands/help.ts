@@ -1,0 +1,116 @@
+import type { ParseArgsConfig } from 'node:util';
+import { BUILTIN_NAMESPACES } from '../config/schema.js';
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** One `bulkhead` command: the flags it takes (any other is refused) and its help text. */
+export interface CommandHelp {
+  readonly summary: string;
+  readonly usage: string;
+  readonly options: Options;
+  /** Lines under "options:", flag first. */
+  readonly flags: readonly string[];
+}
+
+const FOLDERS: Options = { root: { type: 'string', multiple: true }, config: { type: 'string' } };
+const FOLDER_FLAGS = [
+  '--root DIR           a folder the compartments may use (repeatable; default: the current folder; it must exist)',
+  '--config DIR         the control-plane folder (default: <first root>/.bulkhead; it may be missing)',
+];
+const PROFILE_FLAG = '--profile NAME       expose only what this profile of bulkhead.yaml allows';
+
+export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
+  start: {
+    summary: 'the gateway over the current folder (stdio, or --http HOST:PORT)',
+    usage: 'bulkhead start [--root DIR]... [--config DIR] [--profile NAME] [--http HOST:PORT] [--token-file FILE] [--allow-origin O]... [--allow-host H]...',
+    options: {
+      ...FOLDERS,
+      profile: { type: 'string' },
+      http: { type: 'string' },
+      'token-file': { type: 'string' },
+      'allow-origin': { type: 'string', multiple: true },
+      'allow-host': { type: 'string', multiple: true },
+    },
+    flags: [
+      ...FOLDER_FLAGS,
+      PROFILE_FLAG,
+      '--http HOST:PORT     serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a free one)',
+      '--token-file FILE    require this bearer token (mandatory beyond loopback)',
+      '--allow-origin O     also accept this browser Origin (repeatable)',
+      '--allow-host H       also accept this Host header name (repeatable)',
+    ],
+  },
+  serve: {
+    summary: `one built-in compartment on its own (${BUILTIN_NAMESPACES.join(', ')}); flags go to it`,
+    usage: 'bulkhead serve <namespace> [flags of that compartment]   (bulkhead serve <namespace> --help lists them)',
+    options: {},
+    flags: [],
+  },
+  tools: {
+    summary: 'what the gateway exposes, by tier',
+    usage: 'bulkhead tools [--root DIR]... [--config DIR] [--profile NAME]',
+    options: { ...FOLDERS, profile: { type: 'string' } },
+    flags: [...FOLDER_FLAGS, PROFILE_FLAG],
+  },
+  search: {
+    summary: 'tool_search from the terminal',
+    usage: 'bulkhead search "<query>" [--limit N] [--root DIR]... [--config DIR] [--profile NAME]',
+    options: { ...FOLDERS, profile: { type: 'string' }, limit: { type: 'string' } },
+    flags: ['--limit N            most results (default 5)', ...FOLDER_FLAGS, PROFILE_FLAG],
+  },
+  approve: {
+    summary: 'accept the changed definition of a quarantined tool',
+    usage: 'bulkhead approve <ns:tool> [--root DIR]... [--config DIR]',
+    options: FOLDERS,
+    flags: FOLDER_FLAGS,
+  },
+  audit: {
+    summary: "check the audit logs' hash chains",
+    usage: 'bulkhead audit verify [FILE]... [--root DIR]... [--config DIR]',
+    options: FOLDERS,
+    flags: FOLDER_FLAGS,
+  },
+  config: {
+    summary: 'write a commented control-plane folder (never overwrites)',
+    usage: 'bulkhead config init [--root DIR]... [--config DIR]',
+    options: FOLDERS,
+    flags: FOLDER_FLAGS,
+  },
+  trash: {
+    summary: 'what fs_write deleted: list (newest first), restore ID, purge (apply the retention policy now)',
+    usage: 'bulkhead trash list [--limit N] | restore ID [--to PATH] | purge   [--root DIR]... [--config DIR]',
+    options: { ...FOLDERS, limit: { type: 'string' }, to: { type: 'string' } },
+    flags: ['--limit N            (list) most entries (default 50)', '--to PATH            (restore) put it here instead of where it was; never overwrites', ...FOLDER_FLAGS],
+  },
+  doctor: {
+    summary: 'check node, rg, git, bwrap, the SQLite binding, the configuration, each server and (with --http) the port',
+    usage: 'bulkhead doctor [--root DIR]... [--config DIR] [--http HOST:PORT]',
+    options: { ...FOLDERS, http: { type: 'string' } },
+    flags: [...FOLDER_FLAGS, '--http HOST:PORT     also check that this address is free to serve on'],
+  },
+  help: {
+    summary: 'this text, or one command in full',
+    usage: 'bulkhead help [command]',
+    options: {},
+    flags: [],
+  },
+  version: {
+    summary: 'the version',
+    usage: 'bulkhead version',
+    options: {},
+    flags: [],
+  },
+};
+
+/** The overview `bulkhead help` prints. */
+export function overview(extra: readonly (readonly [string, string])[] = []): string {
+  const rows = [...Object.entries(COMMANDS).map(([name, command]) => [name, command.summary] as const), ...extra];
+  return `usage: bulkhead <command> [options]\n\ncommands:\n${rows.map(([name, summary]) => `  ${name.padEnd(10)} ${summary}`).join('\n')}\n\n\`bulkhead help <command>\` or \`bulkhead <command> --help\` shows a command's flags.`;
+}
+
+/** One command's help: its usage line, what it does and every flag it takes. */
+export function commandHelp(name: string): string | undefined {
+  const command = COMMANDS[name];
+  if (!command) return undefined;
+  return `usage: ${command.usage}\n\n${command.summary}${command.flags.length ? `\n\noptions:\n${command.flags.map((flag) => `  ${flag}`).join('\n')}` : ''}\n  -h, --help           this help`;
+}
