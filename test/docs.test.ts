@@ -1,7 +1,8 @@
 // The documentation checked against the tree and the built CLIs: every relative link in README.md
 // and docs/**/*.md reaches a file (and a heading, by GitHub's slug rules), every `bulkhead <command>`
 // the docs name is one the CLI lists, every --flag written after a command is one its --help shows,
-// and README.md stays a short product page. Run after a build: `npx vitest run test/docs.test.ts`.
+// every key of the published policy schemas has its row and default in docs/configuration.md, and
+// README.md stays a short product page. Run after a build: `npx vitest run test/docs.test.ts`.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -311,6 +312,75 @@ export async function commandProblems(invocations: readonly Invocation[]): Promi
   return [...new Set(problems.flat())];
 }
 
+interface JsonSchema {
+  readonly properties?: Record<string, JsonSchema>;
+  readonly additionalProperties?: JsonSchema | boolean;
+  readonly items?: JsonSchema;
+  readonly default?: unknown;
+}
+
+/** A default as the key tables of docs/configuration.md write it: YAML-like, in one line. */
+export function formatDefault(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? '""' : value;
+  if (Array.isArray(value)) return `[${value.map(formatDefault).join(', ')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value);
+    return entries.length === 0 ? '{}' : `{ ${entries.map(([key, inner]) => `${key}: ${formatDefault(inner)}`).join(', ')} }`;
+  }
+  return String(value);
+}
+
+/** Every key of a policy schema (`limits.read_max_lines`, `servers.<name>.args`, `tokens[].file`) with its default. */
+export function schemaKeys(schema: JsonSchema, prefix = ''): { key: string; default?: unknown }[] {
+  const keys: { key: string; default?: unknown }[] = [];
+  for (const [name, inner] of Object.entries(schema.properties ?? {})) {
+    if (name === '$schema') continue;
+    const key = prefix ? `${prefix}.${name}` : name;
+    keys.push({ key, ...('default' in inner ? { default: inner.default } : {}) }, ...schemaKeys(inner, key));
+  }
+  if (typeof schema.additionalProperties === 'object' && schema.additionalProperties.properties) keys.push(...schemaKeys(schema.additionalProperties, `${prefix}.<name>`));
+  if (schema.items?.properties) keys.push(...schemaKeys(schema.items, `${prefix}[]`));
+  return keys;
+}
+
+/**
+ * Problems with docs/configuration.md against the published schemas: a policy file without its
+ * `## \`file.yaml\`` section, a key without its row in that section's key table, a row whose default
+ * is not the schema's. Object keys whose children have rows may go without a row of their own.
+ */
+export function configurationProblems(markdown: string, schemas: Readonly<Record<string, JsonSchema>>): string[] {
+  const problems: string[] = [];
+  for (const [name, schema] of Object.entries(schemas)) {
+    const file = name.replace(/\.schema\.json$/, '.yaml');
+    const start = markdown.indexOf(`\n## \`${file}\``);
+    if (start === -1) {
+      problems.push(`docs/configuration.md has no section ## \`${file}\``);
+      continue;
+    }
+    const next = markdown.indexOf('\n## ', start + 1);
+    const section = markdown.slice(start, next === -1 ? undefined : next);
+    for (const { key, default: value } of schemaKeys(schema)) {
+      const row = section.split('\n').find((line) => line.startsWith(`| \`${key}\` |`));
+      if (!row) {
+        if (!section.includes(`| \`${key}.`)) problems.push(`${file}: ${key} has no row in docs/configuration.md`);
+        continue;
+      }
+      const cell = row.split(' | ')[1]?.trim();
+      if (value !== undefined && cell !== `\`${formatDefault(value)}\``) problems.push(`${file}: ${key} defaults to ${JSON.stringify(value)}, but docs/configuration.md says ${cell}`);
+    }
+  }
+  return problems;
+}
+
+function publishedSchemas(): Record<string, JsonSchema> {
+  const folder = join(REPO, 'schemas');
+  return Object.fromEntries(
+    readdirSync(folder)
+      .filter((name) => name.endsWith('.schema.json'))
+      .map((name) => [name, JSON.parse(readFileSync(join(folder, name), 'utf8')) as JsonSchema]),
+  );
+}
+
 export function readmeSizeProblem(bytes: number): string | undefined {
   return bytes < README_MAX_BYTES ? undefined : `README.md is ${bytes} bytes; keep it under ${README_MAX_BYTES} (move reference text to docs/)`;
 }
@@ -349,6 +419,16 @@ describe('the checks themselves', () => {
     expect(problems).not.toContain('--root is not in');
   });
 
+  it('find an undocumented key and a wrong default', () => {
+    const schema = { properties: { a: { default: 1 }, limits: { properties: { b: { default: [] } } }, c: {} } };
+    const markdown = '# C\n\n## `x.yaml`\n\n| key | default |\n| --- | --- |\n| `a` | `2` | x |\n| `limits.b` | `[]` | x |\n';
+    expect(configurationProblems(markdown, { 'x.schema.json': schema, 'y.schema.json': {} })).toEqual([
+      'x.yaml: a defaults to 1, but docs/configuration.md says `2`',
+      'x.yaml: c has no row in docs/configuration.md',
+      'docs/configuration.md has no section ## `y.yaml`',
+    ]);
+  });
+
   it('refuse a README of 20 KB', () => {
     expect(readmeSizeProblem(README_MAX_BYTES)).toBeDefined();
     expect(readmeSizeProblem(README_MAX_BYTES - 1)).toBeUndefined();
@@ -372,6 +452,12 @@ describe('the documentation', () => {
     expect(invocations.length).toBeGreaterThan(0);
     expect(await commandProblems(invocations)).toEqual([]);
   }, 180_000);
+
+  it('documents every key of every policy file with its default', () => {
+    const schemas = publishedSchemas();
+    expect(Object.keys(schemas).length).toBeGreaterThan(0);
+    expect(configurationProblems(readFileSync(join(REPO, 'docs/configuration.md'), 'utf8'), schemas)).toEqual([]);
+  });
 
   it('keeps README.md a short product page', () => {
     expect(readmeSizeProblem(statSync(join(REPO, 'README.md')).size)).toBeUndefined();
