@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { LADDER_CLI } from './helpers.js';
@@ -30,9 +30,13 @@ function ladderWorkspace(): TempWorkspace {
   return w;
 }
 
+/** `TOKEN=$(bulkhead-ladder token create --actor NAME)`: stdout is the token and a newline, the rest goes to stderr. */
 function createToken(actor: string): string {
-  const printed = execFileSync(process.execPath, [LADDER_CLI, 'token', 'create', '--actor', actor, '--config', ws.path('.bulkhead')], { encoding: 'utf8' });
-  return printed.trim().split('\n').at(-1)!;
+  const made = spawnSync(process.execPath, [LADDER_CLI, 'token', 'create', '--actor', actor, '--config', ws.path('.bulkhead')], { encoding: 'utf8' });
+  expect(made.status).toBe(0);
+  expect(made.stdout).toMatch(/^[^\s]+\n$/);
+  expect(made.stderr).toMatch(new RegExp(`^bulkhead-ladder token: created token \\S+ for ${actor}, printed on stdout this once`));
+  return made.stdout.slice(0, -1);
 }
 
 describe('bulkhead-ladder as a process', () => {

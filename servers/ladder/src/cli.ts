@@ -6,7 +6,7 @@ import { runTokenCommand } from './token-cli.js';
 
 const argv = process.argv.slice(2);
 if (argv[0] === 'token') {
-  process.exitCode = await runTokenCommand(argv.slice(1), process.cwd(), (text) => process.stdout.write(text));
+  process.exitCode = await runTokenCommand(argv.slice(1), process.cwd(), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) });
 } else {
   await runServerCli({ bin: 'bulkhead-ladder', version: LADDER_VERSION, scriptPath: fileURLToPath(import.meta.url), build: createLadderServer }, argv);
 }

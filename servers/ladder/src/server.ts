@@ -1,14 +1,12 @@
-import { mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { basename, dirname, resolve } from 'node:path';
-import { ConfigError, createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, Roots, ToolError, type CommonOptions, type DirectCall, type ToolServer } from '@bulkhead/core';
+import { basename, resolve } from 'node:path';
+import { ConfigError, createToolServer, DEFAULT_OUTPUT_LIMITS, errorMessage, GitRepository, loadYamlFile, Roots, ToolError, type CommonOptions, type DirectCall, type ToolServer } from '@bulkhead/core';
 import type { LadderCapabilities, LadderDeps, LadderTool } from './context.js';
 import { toolEndpointRoute } from './http/tool-endpoint.js';
 import { Ladder } from './ladder/ladder.js';
 import { LADDER_POLICY_FILE, ladderPolicySchema, type LadderPolicy } from './policy.js';
-import { openDatabase, systemClock, type Clock } from './store/database.js';
-import { SqliteRungStore } from './store/rungs-sqlite.js';
-import { SqliteWorkQueueStore } from './store/sqlite-work-queue.js';
+import { systemClock, type Clock } from './store/database.js';
+import { LadderFile, LazyRungStore, LazyWorkQueueStore } from './store/ladder-file.js';
 import { askAnswer } from './tools/ask_answer.js';
 import { askCancel } from './tools/ask_cancel.js';
 import { askClaim } from './tools/ask_claim.js';
@@ -93,12 +91,13 @@ interface OpenedLadder {
 
 /**
  * The stores and the git repository of the ladder, for any transport: rungs of the git repository
- * under the first root (or `repo.root`), lanes and asks of any repository, on one SQLite file. The
- * first stdio actor to serve a default repository that has no owner becomes its owner, so a fresh
- * install can grant roles without a bootstrap step, while later servers on the same file (other
- * agents) do not.
+ * under the first root (or `repo.root`), lanes and asks of any repository, on one SQLite file,
+ * opened by the first call that needs it (see LadderFile): starting, or listing the tools, makes
+ * no file. The first stdio actor to serve a call on a default repository that has no owner
+ * becomes its owner, so a fresh install can grant roles without a bootstrap step, while later
+ * servers on the same file (other agents) do not.
  */
-async function openLadder(options: LadderServerOptions): Promise<OpenedLadder> {
+function openLadder(options: LadderServerOptions): OpenedLadder {
   const policy = options.policy ?? loadLadderPolicy(options.controlDir);
   const gitRoot = policy.repo.root !== undefined ? resolve(options.roots[0]!, policy.repo.root) : options.roots[0]!;
   const paths = new Roots([...options.roots, gitRoot], { controlDir: options.controlDir, denyRead: [] });
@@ -106,16 +105,19 @@ async function openLadder(options: LadderServerOptions): Promise<OpenedLadder> {
   const operator = stdioPrincipal(policy);
   const clock = options.clock ?? systemClock;
 
-  const file = ladderDatabasePath(options.controlDir, policy);
-  mkdirSync(dirname(file), { recursive: true });
-  const db = openDatabase(file);
-  const store = new SqliteWorkQueueStore(db, { leaseMs: policy.lease_ms, maxAttempts: policy.max_attempts, extraKinds: policy.extra_kinds }, clock);
-  const owners = (await store.listRoles(defaultRepo)).filter((grant) => grant.role === 'owner');
-  if (owners.length === 0) await store.seedOwner(defaultRepo, operator);
+  const file = new LadderFile(ladderDatabasePath(options.controlDir, policy), {
+    workQueue: { leaseMs: policy.lease_ms, maxAttempts: policy.max_attempts, extraKinds: policy.extra_kinds },
+    clock,
+    prepare: async ({ work }) => {
+      const owners = (await work.listRoles(defaultRepo)).filter((grant) => grant.role === 'owner');
+      if (owners.length === 0) await work.seedOwner(defaultRepo, operator);
+    },
+  });
+  const store = new LazyWorkQueueStore(file);
 
   const deps: LadderDeps = {
     store,
-    ladder: new Ladder(new SqliteRungStore(db, clock)),
+    ladder: new Ladder(new LazyRungStore(file)),
     defaultRepo,
     async openRepository(repo, signal) {
       if (repo !== defaultRepo) throw new ToolError(`this server keeps rungs only for ${defaultRepo}; ${repo} has no git repository here — leave repo out or use ${defaultRepo}`, 'not_found');
@@ -126,6 +128,20 @@ async function openLadder(options: LadderServerOptions): Promise<OpenedLadder> {
 }
 
 /**
+ * A bearer token's actor. The database is opened by the first request that needs it, which may be
+ * this check, so a file that cannot be opened fails here: its details go to the server log, never
+ * into the HTTP answer.
+ */
+async function verifyQuietly(store: LadderDeps['store'], token: string): Promise<string | undefined> {
+  try {
+    return await store.verifyToken(token);
+  } catch (error) {
+    process.stderr.write(`bulkhead-ladder: a bearer token could not be checked: ${errorMessage(error)}\n`);
+    throw new Error('the ladder database cannot be read; the server log has the details');
+  }
+}
+
+/**
  * The ladder server. Over stdio every call acts as the policy's actor. Over HTTP every `/mcp`
  * request needs a bearer token: a ladder token (`bulkhead-ladder token create`) acts as its actor,
  * the `--token-file` token as the policy's actor; zz's tool endpoint, beside `/mcp`, takes ladder
@@ -133,7 +149,7 @@ async function openLadder(options: LadderServerOptions): Promise<OpenedLadder> {
  * MCP, and an endpoint beside it would answer calls no gate had seen.
  */
 export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
-  const { deps, operator, policy, close } = await openLadder(options);
+  const { deps, operator, policy, close } = openLadder(options);
   const ownHttp = options.gate.kind === 'self';
   return createToolServer<LadderCapabilities>({
     namespace: 'ladder',
@@ -146,7 +162,7 @@ export async function createLadderServer(options: LadderServerOptions): Promise<
     gate: options.gate,
     audit: options.audit,
     limits: DEFAULT_OUTPUT_LIMITS,
-    ...(ownHttp ? { http: (call: DirectCall) => ({ routes: [toolEndpointRoute(call, policy.public_read)], verifyToken: (token: string) => deps.store.verifyToken(token) }) } : {}),
+    ...(ownHttp ? { http: (call: DirectCall) => ({ routes: [toolEndpointRoute(call, policy.public_read)], verifyToken: (token: string) => verifyQuietly(deps.store, token) }) } : {}),
     onClose: async () => close(),
   });
 }

@@ -59,6 +59,24 @@ async function start(options: StartOptions = {}): Promise<{ base: string; mcp: s
   return { base: http.url.slice(0, -'/mcp'.length), mcp: http.url, tokens };
 }
 
+/** Breaks the running server's database behind its back, the way a damaged file would. */
+function hideLanesTable(): void {
+  const sabotage = openDatabase(ladderDatabasePath(world!.controlDir, ladderPolicySchema.parse({})));
+  sabotage.exec('ALTER TABLE lanes RENAME TO lanes_elsewhere');
+  sabotage.close();
+}
+
+/** Runs `work` with stderr captured, for what the server logs instead of answering. */
+async function loggedWhile<T>(work: () => Promise<T>): Promise<{ result: T; logged: string }> {
+  const spy = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+  try {
+    const result = await work();
+    return { result, logged: spy.mock.calls.map(([text]) => String(text)).join('') };
+  } finally {
+    spy.mockRestore();
+  }
+}
+
 function baseUrl(): string {
   if (!running) throw new Error('start() the server first');
   return running.http.url.slice(0, -'/mcp'.length);
@@ -180,17 +198,23 @@ describe('the HTTP tool endpoint', () => {
   it('keeps the details of a failure nobody worded off the wire, in the server log instead', async () => {
     const { tokens } = await start();
     const bob = (await tokens.createToken('bob')).secret;
-    const sabotage = openDatabase(ladderDatabasePath(world!.controlDir, ladderPolicySchema.parse({})));
-    sabotage.exec('ALTER TABLE lanes RENAME TO lanes_elsewhere');
-    sabotage.close();
-    const logged = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    try {
-      const failed = await post('lane_list', {}, bob);
-      expect(failed).toEqual({ status: 500, body: { error: 'internal error; the server log has the details' } });
-      expect(logged.mock.calls.map(([text]) => String(text)).join('')).toContain('bulkhead-ladder tool endpoint: ladder:lane_list failed unexpectedly: no such table: lanes');
-    } finally {
-      logged.mockRestore();
-    }
+    // A first call opens the database, so the failure below is the tool's, not the opening's (see the next test).
+    expect((await post('lane_list', {}, bob)).status).toBe(200);
+    hideLanesTable();
+    const { result: failed, logged } = await loggedWhile(() => post('lane_list', {}, bob));
+    expect(failed).toEqual({ status: 500, body: { error: 'internal error; the server log has the details' } });
+    expect(logged).toContain('bulkhead-ladder tool endpoint: ladder:lane_list failed unexpectedly: no such table: lanes');
+  });
+
+  it('keeps the details of a database that cannot be opened off the wire when a token check is the first to open it', async () => {
+    const { tokens } = await start();
+    const bob = (await tokens.createToken('bob')).secret;
+    hideLanesTable();
+    const { result: failed, logged } = await loggedWhile(() => post('lane_list', {}, bob));
+    expect(failed.status).toBe(500);
+    expect(JSON.stringify(failed.body)).toContain('the ladder database cannot be read; the server log has the details');
+    expect(JSON.stringify(failed.body)).not.toContain('no such table');
+    expect(logged).toContain('bulkhead-ladder: a bearer token could not be checked: no such table: lanes');
   });
 
   it('bounds calls without a token: a small body, a short upload, a few at once', async () => {

@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Ask, Claim, ClaimableAsk, LaneWithHistory } from '../src/store/work-queue.js';
 import type { RungReading } from '../src/ladder/ladder.js';
@@ -21,6 +23,25 @@ describe('the ladder server over MCP', () => {
     expect(risks['ladder_read']).toBe('low');
     expect(risks['ask_claim']).toBe('medium');
     expect(risks['role_grant']).toBe('high');
+  });
+
+  it('makes no database file until a call writes: starting, listing the tools and reading leave the folder as it was', async () => {
+    world = await ladderWorld();
+    const ada = await world.connect('ada');
+    const before = readdirSync(world.controlDir).sort();
+    expect((await ada.listTools()).length).toBe(ladderTools.length);
+    // Reads answer what a fresh file would: nothing written yet, and the first actor owning the repository.
+    expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes).toEqual([]);
+    expect((await ada.call<{ hits: SearchHit[] }>('ladder_search', { query: 'widgets' })).structured.hits).toEqual([]);
+    const owners = async () => (await ada.call<{ roles: { principal: string; role: string }[] }>('role_list', {})).structured.roles.filter(({ role }) => role === 'owner').map(({ principal }) => principal);
+    expect(await owners()).toEqual(['ada']);
+    expect(readdirSync(world.controlDir).sort()).toEqual(before);
+
+    const lane = await ada.call<{ lane: LaneWithHistory }>('lane_propose', { title: 'Ship widgets' });
+    expect(lane.structured.lane.coordinator).toBe('ada');
+    expect(existsSync(join(world.controlDir, 'ladder.db'))).toBe(true);
+    expect(await owners()).toEqual(['ada']);
+    expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes.map((listed) => listed.id)).toEqual([lane.structured.lane.id]);
   });
 
   it('runs a lane: a dependent ask becomes claimable once its dependency is answered', async () => {
@@ -191,6 +212,9 @@ describe("zz's _repo lane", () => {
     expect(before.isError).toBe(true);
     expect(before.text).toBe('local/repo has no _repo lane yet; the first ask posted to _repo makes it');
     expect((await ada.call<{ lanes: LaneWithHistory[] }>('lane_list')).structured.lanes).toEqual([]);
+    // Reading made no database file; the first writing call makes it, and its server's actor (ada) owns the repository.
+    expect(existsSync(join(world.controlDir, 'ladder.db'))).toBe(false);
+    expect((await ada.call('role_grant', { principal: 'dave', role: 'maintainer' })).isError).toBe(false);
 
     const [byBob, byCarol] = await Promise.all([
       bob.call<{ ask: Ask }>('ask_post', { lane_id: '_repo', kind: 'work', title: 'Summarise src/' }),

@@ -11,12 +11,13 @@ export const systemClock: Clock = () => Date.now();
 const BUSY_TIMEOUT_MS = 10_000;
 
 /**
- * Opens (creating if needed) the ladder database: WAL so readers never wait for the writer,
- * foreign keys on, and a busy timeout so several server processes on one file take turns instead
- * of failing. `:memory:` gives a private database (tests).
+ * Opens (creating if needed, unless `mustExist`) the ladder database: WAL so readers never wait
+ * for the writer, foreign keys on, and a busy timeout so several server processes on one file take
+ * turns instead of failing. `:memory:` gives a private database (tests, and the stand-in of
+ * ladder-file.ts).
  */
-export function openDatabase(path: string): Db {
-  const db = new Database(path);
+export function openDatabase(path: string, options: { readonly mustExist?: boolean } = {}): Db {
+  const db = new Database(path, { fileMustExist: options.mustExist ?? false });
   db.pragma('journal_mode = WAL');
   db.pragma('foreign_keys = ON');
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
