@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -105,6 +105,16 @@ describe('audit chain', () => {
     expect(results.every((result) => result.ok)).toBe(true);
     expect(results.reduce((sum, result) => sum + result.entries, 0)).toBe(200);
     expect(readdirSync(dir).filter((name) => name.endsWith('.owner'))).toEqual([]);
+  });
+
+  it('makes its folder with the first append, not when it is opened', () => {
+    ws = tempWorkspace();
+    const file = join(ws.root, 'control', 'audit', 'fs.jsonl');
+    const log = new AuditLog(file);
+    expect(existsSync(join(ws.root, 'control'))).toBe(false);
+    log.append(record('fs:read_file'));
+    expect(verifyAuditFile(file)).toEqual({ ok: true, entries: 1 });
+    log.close();
   });
 
   it('keeps auditing in a fresh chain when the last line of the log is torn', () => {

@@ -1,5 +1,5 @@
-import { readFileSync, symlinkSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -312,6 +312,9 @@ describe('errors, limits, cancellation and progress', () => {
 describe('audit and receipts', () => {
   it('audits every call in an intact chain and signs only successful ones', async () => {
     const { client, controlDir, auditFile } = await start({ receipts: true, permissions: 'deny:\n  - demo:touch\n' });
+    // Nothing is written before the first call: a server that answered none leaves no audit folder and no key.
+    await client.listTools();
+    expect(readdirSync(controlDir)).toEqual(['permissions.yaml']);
     const ok = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
     const failed = await client.callTool({ name: 'boom', arguments: {} });
     const denied = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
@@ -333,6 +336,8 @@ describe('audit and receipts', () => {
 describe('an audit log that cannot be written', () => {
   it('returns the result of the call that ran, refuses the next ones, and writes every record once it can', async () => {
     const { client, auditFile } = await start({ permissions: 'allow:\n  - demo:touch\n' });
+    // The audit folder is made by the first call, so the full disk is set up ahead of it.
+    mkdirSync(dirname(auditFile), { recursive: true });
     symlinkSync('/dev/full', auditFile);
     const ran = await client.callTool({ name: 'touch', arguments: { name: 'a' } });
     expect(ran.isError).toBeFalsy();

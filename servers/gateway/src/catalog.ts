@@ -116,8 +116,12 @@ export class Catalog {
     return this.rejected;
   }
 
-  /** Looks a tool up by `ns:tool` or `ns__tool`. */
+  /**
+   * Looks a tool up by `ns:tool` or `ns__tool`, for a call: the pins of first sight are written
+   * now, since a tool is about to be used (listing and searching alone write nothing).
+   */
   get(name: string): CatalogEntry | undefined {
+    this.pins.commit();
     this.current();
     const parsed = parseToolName(name);
     return parsed ? this.byName.get(qualify(parsed.namespace, parsed.tool)) : undefined;

@@ -32,10 +32,17 @@ export function definitionHash(tool: Tool): string {
  * Tool definitions pinned on first sight, in the control-plane folder. A definition that later
  * changes is quarantined until `bulkhead approve` (or the human, asked through elicitation)
  * accepts the new one.
+ *
+ * Pins of first sight are held in memory until a tool is about to be used (`commit`, on the
+ * first call) or something must be kept for a human (a changed definition, an approval): a
+ * gateway that only listed or searched its tools (`bulkhead tools`, `search`, `doctor`) writes
+ * nothing, while any session that called a tool leaves the pins the next one is checked against.
  */
 export class PinStore {
   private data: PinFile = { version: 1, tools: {} };
   private loadedMtime = -1;
+  /** Names pinned on first sight in this process and not written yet. */
+  private readonly unsaved = new Set<string>();
   readonly file: string;
 
   constructor(controlDir: string) {
@@ -69,7 +76,15 @@ export class PinStore {
       return;
     }
     if (mtime === this.loadedMtime) return;
-    this.data = JSON.parse(readFileSync(this.file, 'utf8')) as PinFile;
+    const stored = JSON.parse(readFileSync(this.file, 'utf8')) as PinFile;
+    // A pin of first sight not written yet outlives the reload (after `bulkhead approve`, say);
+    // one another process wrote meanwhile is the one that counts.
+    for (const name of this.unsaved) {
+      const pin = this.data.tools[name];
+      if (pin && !stored.tools[name]) stored.tools[name] = pin;
+      else this.unsaved.delete(name);
+    }
+    this.data = stored;
     this.loadedMtime = mtime;
   }
 
@@ -79,11 +94,19 @@ export class PinStore {
     writeFileSync(temp, `${JSON.stringify(this.data, null, 2)}\n`, { mode: 0o600 });
     renameSync(temp, this.file);
     this.loadedMtime = statSync(this.file).mtimeMs;
+    this.unsaved.clear();
+  }
+
+  /** Writes the pins of first sight, once a tool is about to be used; nothing when all are written. */
+  commit(): void {
+    if (this.unsaved.size === 0) return;
+    this.reload();
+    this.save();
   }
 
   /**
-   * Pins the tools seen for the first time and returns the names whose definition differs from
-   * the pinned one (quarantined), writing the file once.
+   * Pins the tools seen for the first time (in memory until `commit`) and returns the names whose
+   * definition differs from the pinned one (quarantined), writing the file once when any did.
    */
   check(tools: readonly (readonly [qualified: string, tool: Tool])[]): Set<string> {
     this.reload();
@@ -94,7 +117,7 @@ export class PinStore {
       const pin = this.data.tools[qualified];
       if (!pin) {
         this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
-        changed = true;
+        this.unsaved.add(qualified);
       } else if (pin.sha256 === hash) {
         if (pin.pending_sha256) {
           delete pin.pending_sha256;

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -24,6 +24,39 @@ describe('PinStore', () => {
     expect(pins.approve('x:greet')).toBe(false);
     const file = JSON.parse(readFileSync(join(ws.root, 'pins.json'), 'utf8')) as { tools: Record<string, { approved_at?: string }> };
     expect(file.tools['x:greet']!.approved_at).toBeTruthy();
+  });
+
+  it('keeps pins of first sight in memory until a tool is used, and writes a changed definition at once', () => {
+    ws = tempWorkspace();
+    const file = join(ws.root, 'control', 'pins.json');
+    const pins = new PinStore(join(ws.root, 'control'));
+    expect(pins.check([['x:greet', tool('Greets.')], ['x:wave', { ...tool('Waves.'), name: 'wave' }]])).toEqual(new Set());
+    // Listing and searching (bulkhead tools, search, doctor) write nothing, not even the folder.
+    expect(existsSync(join(ws.root, 'control'))).toBe(false);
+    pins.commit();
+    expect(Object.keys((JSON.parse(readFileSync(file, 'utf8')) as { tools: object }).tools).sort()).toEqual(['x:greet', 'x:wave']);
+
+    const later = new PinStore(join(ws.root, 'control'));
+    expect(later.check([['x:greet', tool('Greets. Also exfiltrates.')], ['x:new', { ...tool('New.'), name: 'new' }]])).toEqual(new Set(['x:greet']));
+    // The pending definition is for a human to approve from another process, so it is on disk now, with the new pin beside it.
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { tools: Record<string, { pending_sha256?: string }> };
+    expect(stored.tools['x:greet']!.pending_sha256).toBe(definitionHash(tool('Greets. Also exfiltrates.')));
+    expect(Object.keys(stored.tools).sort()).toEqual(['x:greet', 'x:new', 'x:wave']);
+  });
+
+  it('keeps an unwritten pin of first sight when another process changes the file', async () => {
+    ws = tempWorkspace();
+    const pins = new PinStore(ws.root);
+    pins.check([['x:greet', tool('Greets.')]]);
+    pins.check([['x:greet', tool('Greets. Also exfiltrates.')]]);
+    pins.check([['x:wave', { ...tool('Waves.'), name: 'wave' }]]);
+    expect(new PinStore(ws.root).approve('x:greet')).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(pins.pending()).toEqual([]);
+    pins.commit();
+    const stored = JSON.parse(readFileSync(join(ws.root, 'pins.json'), 'utf8')) as { tools: Record<string, { approved_at?: string }> };
+    expect(Object.keys(stored.tools).sort()).toEqual(['x:greet', 'x:wave']);
+    expect(stored.tools['x:greet']!.approved_at).toBeTruthy();
   });
 
   it('sees a change another process made to the file from the next tick on', async () => {

@@ -106,12 +106,23 @@ describe('task lifecycle', () => {
     expect(statSync(dirname(dirname(logFile))).mode & 0o777).toBe(0o700);
   });
 
+  it('makes no log folder until the first task starts', async () => {
+    harness = taskHarness();
+    const tasksDir = join(harness.ws.path('state'), 'tasks');
+    expect(existsSync(tasksDir)).toBe(false);
+    await harness.manager.wait(harness.run('true').id, 10_000);
+    expect(readdirSync(tasksDir).filter((name) => name.startsWith(`${process.pid}-`))).toHaveLength(1);
+  });
+
   it('removes the log folders of servers that are gone, and only those', async () => {
     harness = taskHarness();
     const tasksDir = join(harness.ws.path('state'), 'tasks');
     const deadPid = spawnSync('true').pid!;
-    mkdirSync(join(tasksDir, `${deadPid}-old`));
+    mkdirSync(join(tasksDir, `${deadPid}-old`), { recursive: true });
+    // Each server makes its own folder with its first task, clearing those of servers that are gone.
+    await harness.manager.wait(harness.run('true').id, 10_000);
     const sharing = taskHarness({ stateDir: harness.ws.path('state') });
+    await sharing.manager.wait(sharing.run('true').id, 10_000);
     await sharing.close();
     expect(readdirSync(tasksDir).filter((name) => name.startsWith(`${deadPid}-`))).toEqual([]);
     expect(readdirSync(tasksDir).filter((name) => name.startsWith(`${process.pid}-`))).toHaveLength(2);

@@ -119,12 +119,14 @@ export class AuditLog {
   file: string;
 
   constructor(readonly requestedFile: string) {
-    mkdirSync(dirname(requestedFile), { recursive: true, mode: 0o700 });
     this.file = requestedFile;
   }
 
   private open(): number {
     if (this.fd !== undefined) return this.fd;
+    // Made on the first append, not when a server starts: a server that answered no call leaves
+    // no audit folder behind (`bulkhead tools` in an empty folder keeps it empty).
+    mkdirSync(dirname(this.requestedFile), { recursive: true, mode: 0o700 });
     if (!claim(this.requestedFile)) this.file = this.requestedFile.replace(/\.jsonl$/, `.${process.pid}.jsonl`);
     let fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
     const head = readHead(fd);

@@ -22,7 +22,9 @@ const MAX_HELD_RECORDS = 1000;
  */
 export class CallAuditor {
   private readonly log: AuditLog | undefined;
-  private readonly receiptKey: Buffer | undefined;
+  /** Where the receipt key lives when receipts are on; read, or made, on the first receipt. */
+  private readonly receiptKeyPath: string | undefined;
+  private receiptKey: Buffer | undefined;
   private held: { record: AuditRecord; time: Date }[] = [];
   private droppedRecords = 0;
   private failure: string | undefined;
@@ -33,7 +35,22 @@ export class CallAuditor {
     private readonly policy: AuditPolicy,
   ) {
     this.log = policy.enabled ? AuditLog.at(auditFile(controlDir, namespace)) : undefined;
-    this.receiptKey = policy.enabled && policy.receipts ? loadReceiptKey(receiptKeyFile(controlDir)) : undefined;
+    this.receiptKeyPath = policy.enabled && policy.receipts ? receiptKeyFile(controlDir) : undefined;
+  }
+
+  /**
+   * The receipt key, made on the first receipt rather than at start, so a server that answered
+   * no call writes nothing. A key that cannot be made leaves the call, which already ran and was
+   * audited, without a receipt: failing it now would invite running it again.
+   */
+  private signingKey(): Buffer | undefined {
+    if (this.receiptKey || !this.receiptKeyPath) return this.receiptKey;
+    try {
+      this.receiptKey = loadReceiptKey(this.receiptKeyPath);
+    } catch (error) {
+      process.stderr.write(`bulkhead ${this.namespace}: no receipt for this call: the receipt key ${this.receiptKeyPath} cannot be made (${errorMessage(error)})\n`);
+    }
+    return this.receiptKey;
   }
 
   /** Records a call that never reached a tool (an unknown name, say). */
@@ -152,8 +169,9 @@ export class CallAuditor {
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         bytes_out: resultBytes(result),
       });
-      if (entry && this.receiptKey && outcome === 'ok') {
-        state.result = { ...result, _meta: { ...result._meta, 'bulkhead/receipt': issueReceipt(this.receiptKey, entry) } };
+      const key = entry && outcome === 'ok' ? this.signingKey() : undefined;
+      if (entry && key) {
+        state.result = { ...result, _meta: { ...result._meta, 'bulkhead/receipt': issueReceipt(key, entry) } };
       }
     };
   }

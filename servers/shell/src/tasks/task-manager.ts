@@ -88,7 +88,8 @@ export class TaskManager {
   private readonly finishedOrder: string[] = [];
   /** Ends not yet reported, in the order they happened. */
   private readonly unreported = new Map<string, EndedTask>();
-  private readonly logFolder: string;
+  /** This server's log folder, made by the first background task (see logFolder). */
+  private ownLogFolder: string | undefined;
   private lastNumber = 0;
   private closing = false;
 
@@ -96,7 +97,15 @@ export class TaskManager {
     for (const [key, min] of [['maxTasks', 0], ['maxFinishedTasks', 0], ['maxLogBytes', 1]] as const) {
       if (!Number.isInteger(options[key]) || options[key] < min) throw new Error(`TaskManager: ${key} must be an integer >= ${min}`);
     }
-    this.logFolder = createLogFolder(options.stateDir);
+  }
+
+  /**
+   * Made when the first task starts, not with the server: a shell server that ran no background
+   * task leaves no folder in the control plane (`bulkhead tools` keeps an empty folder empty).
+   */
+  private get logFolder(): string {
+    this.ownLogFolder ??= createLogFolder(this.options.stateDir);
+    return this.ownLogFolder;
   }
 
   /** Starts a task and returns at once. */
