@@ -113,7 +113,7 @@ describe('bulkhead start --http, config init and doctor', () => {
     const { execFileSync } = await import('node:child_process');
     const init = execFileSync(process.execPath, [GATEWAY_CLI, 'config', 'init', '--root', ws.root], { encoding: 'utf8' });
     expect(init.split('\n').filter(Boolean)).toEqual(
-      ['bulkhead.yaml', 'tool_policy.yaml', 'permissions.yaml', 'audit.yaml', 'hooks.yaml', 'fs_policy.yaml', 'fs_write_policy.yaml', 'git_policy.yaml', 'shell_policy.yaml', 'web_policy.yaml'].map((name) => `wrote ${ws.path(`.bulkhead/${name}`)}`),
+      ['bulkhead.yaml', 'tool_policy.yaml', 'permissions.yaml', 'audit.yaml', 'hooks.yaml', 'fs_policy.yaml', 'fs_write_policy.yaml', 'git_policy.yaml', 'shell_policy.yaml', 'web_policy.yaml', 'ladder_policy.yaml', '.gitignore'].map((name) => `wrote ${ws.path(`.bulkhead/${name}`)}`),
     );
     writeFileSync(ws.path('.bulkhead/audit.yaml'), 'enabled: false\n');
     const again = execFileSync(process.execPath, [GATEWAY_CLI, 'config', 'init', '--root', ws.root], { encoding: 'utf8' });
