@@ -1,12 +1,13 @@
-// `npm test`: installs and builds if needed, runs the whole vitest suite and ends with one plain
-// line `N passed, M failed` read from vitest's JSON report.
+// `npm test`: installs and builds if needed (also when only a test changed, so changed tests are
+// still type-checked), runs the whole vitest suite and ends with one plain line `N passed,
+// M failed` read from vitest's JSON report.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensureInstalledAndBuilt, repo } from './ensure.mjs';
 import { summaryLine } from './summary.mjs';
 
-ensureInstalledAndBuilt({ quiet: true });
+ensureInstalledAndBuilt({ quiet: true, tests: true });
 const reportDir = join(repo, '.test-results');
 mkdirSync(reportDir, { recursive: true });
 const report = join(reportDir, 'vitest.json');
