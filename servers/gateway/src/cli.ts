@@ -1,9 +1,8 @@
 #!/usr/bin/env node
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { checkControlDir, checkRoots, errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, ToolError, UsageError } from '@bulkhead/core';
+import { checkControlDir, checkRoots, errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, ToolError, UsageError, usageMistake } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { loadGateway } from './load.js';
@@ -15,11 +14,11 @@ import { listTrash, purgeTrash, restoreFromTrash, type TrashOutput } from './com
 import { firstParagraph } from './search/index.js';
 import { commandHelp, COMMANDS, overview } from './commands/help.js';
 import { runSetup } from './commands/setup.js';
+import { clientSnippets, gatewayEntry } from './commands/clients.js';
 
 const VERSION = '0.1.0';
-const SCRIPT = fileURLToPath(import.meta.url);
 
-const USAGE = overview([['setup', "<client>: put a bulkhead entry into an MCP client's config file (claude-desktop, claude-code, cursor, vscode, windsurf)"]]);
+const USAGE = overview();
 
 /** Every flag a command may take; `COMMANDS` says which one takes which. */
 interface Flags {
@@ -65,7 +64,9 @@ async function start(values: Flags): Promise<void> {
   const loaded = loadGateway({ ...setup, report: (line) => process.stderr.write(`bulkhead: ${line}\n`) });
   for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
   const compartments = [...loaded.gateway.downstreams.keys()].join(', ') || 'none';
-  const viaStdio = { mcpServers: { bulkhead: { command: process.execPath, args: [SCRIPT, 'start', ...setup.roots.flatMap((root) => ['--root', root])] } } };
+  const everyClient =
+    `Each client's entry (\`bulkhead setup <client>\` writes it into the client's config for you):\n` +
+    clientSnippets(gatewayEntry(setup.roots)).map((snippet) => `\n${snippet.title} (${snippet.file}${snippet.projectFile ? `, or ${snippet.projectFile} in a project` : ''}):\n${snippet.json}`).join('');
   await serveUntilStopped(loaded.gateway, {
     bin: 'bulkhead gateway',
     ...(http
@@ -79,12 +80,13 @@ async function start(values: Flags): Promise<void> {
           },
         }
       : {}),
-    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})`,
+    // Someone who typed it in a terminal is setting up, not a client: show how a client starts it.
+    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})${process.stdin.isTTY ? `\n\nThis waits for an MCP client on stdin. ${everyClient}` : ''}`,
     httpBanner: (url) =>
       `downstream servers: ${compartments} (starting; each is reported below when it is up)\n` +
       `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n\n` +
       `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', url] } } }, null, 2)}\n\n` +
-      `or over stdio, without a running server:\n${JSON.stringify(viaStdio, null, 2)}`,
+      `or over stdio, without a running server. ${everyClient}`,
     onServing: () => loaded.gateway.start(),
   });
 }
@@ -164,6 +166,7 @@ async function main(argv: string[]): Promise<number> {
         return 0;
       }
       if (topic === 'serve' && positionals[1]) return main(['serve', positionals[1], '--help']);
+      if (topic === 'setup') return runSetup(['--help']);
       const text = commandHelp(topic);
       if (!text) throw new UsageError(`unknown command ${topic}`);
       process.stdout.write(`${text}\n`);
@@ -245,23 +248,14 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-/** node's parseArgs errors, in our words: "Unknown option '--x'. To specify…" says more than it needs to. */
-function parseArgsMistake(error: unknown, command: string | undefined): string | undefined {
-  const code = error instanceof TypeError ? (error as NodeJS.ErrnoException).code : undefined;
-  if (!code?.startsWith('ERR_PARSE_ARGS')) return undefined;
-  const flag = /'(-{1,2}[^']+)'/.exec(error instanceof Error ? error.message : '')?.[1];
-  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) return `bulkhead ${command} does not take ${flag}`;
-  return (error as Error).message.split('. ')[0];
-}
-
 main(process.argv.slice(2)).then(
   (code) => {
     if (code >= 0) process.exitCode = code;
   },
   (error: unknown) => {
     const command = process.argv[2];
-    const mistake = parseArgsMistake(error, command);
-    const hint = mistake !== undefined || error instanceof UsageError ? ` (see \`bulkhead help${command && COMMANDS[command] ? ` ${command}` : ''}\`)` : '';
+    const mistake = usageMistake(error, `bulkhead ${command}`);
+    const hint = mistake !== undefined ? ` (see \`bulkhead help${command && COMMANDS[command] ? ` ${command}` : ''}\`)` : '';
     process.stderr.write(`bulkhead: ${mistake ?? errorMessage(error)}${hint}\n`);
     process.exitCode = 2;
   },

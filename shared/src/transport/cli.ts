@@ -1,7 +1,7 @@
 import { errorMessage } from '../errors.js';
 import type { ToolServer } from '../kit/server.js';
 import { MCP_PATH, serveHttp, type HttpOptions } from './http.js';
-import { commonUsage, parseCommonOptions, UsageError, type CommonOptions } from './options.js';
+import { commonUsage, parseCommonOptions, usageMistake, type CommonOptions } from './options.js';
 import { serveStdio } from './stdio.js';
 
 export interface ServerCliSpec {
@@ -41,7 +41,8 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
     }
     toolServer = await spec.build(options);
   } catch (error) {
-    process.stderr.write(`${spec.bin}: ${errorMessage(error)}\n${error instanceof UsageError ? `\n${commonUsage(spec.bin)}\n` : ''}`);
+    const mistake = usageMistake(error, spec.bin);
+    process.stderr.write(`${spec.bin}: ${mistake ?? errorMessage(error)}${mistake !== undefined ? ` (see ${spec.bin} --help)` : ''}\n`);
     process.exitCode = 2;
     return;
   }

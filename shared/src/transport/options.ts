@@ -20,6 +20,19 @@ export interface CommonOptions {
 
 export class UsageError extends Error {}
 
+/**
+ * A mistake in a command line, in one line of our words, or undefined for any other error. node's
+ * own parseArgs errors count ("Unknown option '--x'. To specify…" says more than it needs to).
+ */
+export function usageMistake(error: unknown, command: string): string | undefined {
+  if (error instanceof UsageError) return error.message;
+  const code = error instanceof TypeError ? (error as NodeJS.ErrnoException).code : undefined;
+  if (!code?.startsWith('ERR_PARSE_ARGS')) return undefined;
+  const flag = /'(-{1,2}[^' ]+)/.exec(error instanceof Error ? error.message : '')?.[1];
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && flag) return `${command} does not take ${flag}`;
+  return (error as Error).message.split('. ')[0]!;
+}
+
 export function commonUsage(bin: string): string {
   return `usage: ${bin} [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE]
        [--allow-origin ORIGIN]... [--allow-host HOST]... [--gated-by-gateway]

@@ -88,6 +88,13 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     options: { ...FOLDERS, http: { type: 'string' } },
     flags: [...FOLDER_FLAGS, '--http HOST:PORT     also check that this address is free to serve on'],
   },
+  setup: {
+    summary: "put a bulkhead entry into an MCP client's config file (claude-desktop, claude-code, cursor, vscode, windsurf)",
+    usage: 'bulkhead setup <client> [--root DIR]... [--scope user|project] [--name NAME] [--config-file PATH] [--dry-run]',
+    // Parsed by the command itself; `bulkhead setup --help` prints its full text.
+    options: {},
+    flags: [],
+  },
   help: {
     summary: 'this text, or one command in full',
     usage: 'bulkhead help [command]',
@@ -103,8 +110,8 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
 };
 
 /** The overview `bulkhead help` prints. */
-export function overview(extra: readonly (readonly [string, string])[] = []): string {
-  const rows = [...Object.entries(COMMANDS).map(([name, command]) => [name, command.summary] as const), ...extra];
+export function overview(): string {
+  const rows = Object.entries(COMMANDS).map(([name, command]) => [name, command.summary] as const);
   return `usage: bulkhead <command> [options]\n\ncommands:\n${rows.map(([name, summary]) => `  ${name.padEnd(10)} ${summary}`).join('\n')}\n\n\`bulkhead help <command>\` or \`bulkhead <command> --help\` shows a command's flags.`;
 }
 
