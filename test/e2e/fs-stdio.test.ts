@@ -97,6 +97,6 @@ describe('bulkhead-fs command line', () => {
 
   it('refuses a root that does not exist', async () => {
     const failure = await run(process.execPath, [FS_CLI, '--root', '/nonexistent/bulkhead-root']).catch((error: { code: number; stderr: string }) => error);
-    expect(failure).toMatchObject({ code: 2, stderr: 'bulkhead-fs: root /nonexistent/bulkhead-root does not exist\n' });
+    expect(failure).toMatchObject({ code: 2, stderr: 'bulkhead-fs: --root /nonexistent/bulkhead-root does not exist; create it or give an existing folder (see bulkhead-fs --help)\n' });
   });
 });
