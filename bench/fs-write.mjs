@@ -15,6 +15,7 @@ import { startServer } from './lib/fs-write-client.mjs';
 import { applyLiterally, editSets, EDIT_FILE_LINES, MIB, sizedText, sourceFile } from './lib/fs-write-data.mjs';
 import { Checker, formatMs } from './lib/measure.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -528,9 +529,9 @@ function writeResults(dir, { command, options, rows, checks, probe, checker, sta
     .map(([key, kb]) => `${key} ${Math.round(kb / 1024)} MiB`)
     .join(', ');
   const md = `# fs-write benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${info.cpus}, ${info.memory} RAM, ${info.os}, ${info.filesystem}, Node ${info.node}; ${info.load}  \nCompared with: ${info.peer}  \nBulkhead commit: ${info.commit}\n\nRounds: ${options.rounds} (50 MiB cases: ${options.bigRounds}) after one warmup batch per server and case. ${probeText(probe)}\n\n${table}\n\nPeak RSS per server process (across the cases it served): ${rss || 'n/a'}.\n\n${checkText}\nTargets:\n${targets(rows, checks)}\n${mismatchText}\n${notes(options.oursCli)}\n`;
-  writeFileSync(join(dir, 'fs-write.md'), md);
+  writeResult(join(dir, 'fs-write.md'), md);
   const json = { command, date, machine: info, options: { set: options.set.name, rounds: options.rounds, bigRounds: options.bigRounds }, probe, rows, checks, peakRssKb: peaks, mismatches: checker.mismatches };
-  writeFileSync(join(dir, 'fs-write.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeResult(join(dir, 'fs-write.json'), `${JSON.stringify(json, null, 2)}\n`);
   return { table, md };
 }
 

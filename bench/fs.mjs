@@ -1,7 +1,7 @@
 // `pnpm bench fs`: bulkhead-fs against @modelcontextprotocol/server-filesystem (and, for content
 // search, which the peer lacks, against raw rg) on a large log file and a large source tree.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,7 @@ import { CALL_TIMEOUT_MS, startServer } from './lib/mcp.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
 import { markdownTable, ratio } from './lib/report.mjs';
 import { benchFlags, positiveInteger } from './lib/cli-options.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -314,10 +315,10 @@ function writeResults(dir, { command, runs, set, data, rows, checker, table, tar
   const dataText = `Data: logs of ${data.logs.map((log) => `${sizeLabel(log)} (${log.lines.toLocaleString('en-US')} lines)`).join(', ')}; tree of ${data.tree.files.toLocaleString('en-US')} files in ${data.tree.dirs} folders (${data.tree.tsFiles.toLocaleString('en-US')} .ts, ${data.tree.needleFiles.toLocaleString('en-US')} files with the search pattern). ${runs} timed runs per case.`;
   const mismatchText = checker.mismatches.length ? `\n**Mismatches:**\n${checker.mismatches.map((m) => `- ${m}`).join('\n')}\n` : '\nAll result checks passed.\n';
   const md = `# fs benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${info.cpus}, ${info.memory} RAM, ${info.os}, Node ${info.node}, ${info.ripgrep}  \nCompared with: ${info.peer}  \nBulkhead commit: ${info.commit}\n\n${dataText}\n\n${table}\n\nTargets:\n${targetText}\n${mismatchText}\n${FAIRNESS}\n`;
-  writeFileSync(join(dir, 'fs.md'), md);
+  writeResult(join(dir, 'fs.md'), md);
   const { absPath: _machinePath, ...tree } = data.tree;
   const json = { command, date, machine: info, set, runs, data: { logs: data.logs.map(({ name, bytes, lines }) => ({ name, bytes, lines })), tree }, rows, mismatches: checker.mismatches };
-  writeFileSync(join(dir, 'fs.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeResult(join(dir, 'fs.json'), `${JSON.stringify(json, null, 2)}\n`);
 }
 
 export async function main(argv) {

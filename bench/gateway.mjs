@@ -2,7 +2,7 @@
 // tools behind the gateway plus the built-in fs), and what the gateway costs per call compared with
 // calling the same server directly (an echo tool, and fs read_file), sequentially and N in flight.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { join, relative } from 'node:path';
 import { LIVE, REPO, SMALL_FILE, WORK, checkDataset, controlDir, fixtureCommand, fsCommand, gatewayCommand, prepareWorkspace, relayCommand, DATASET, FS_CLI, GATEWAY_CLI } from './lib/gateway-setup.mjs';
@@ -12,6 +12,7 @@ import { measureText, modelView } from './lib/gateway-tokens.mjs';
 import { loadCorpus, ECHO_TOOL } from './fixtures/livemcp-server.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
 import { benchFlags, positiveInteger } from './lib/cli-options.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = join(REPO, 'bench');
 const META_TOOLS = ['tool_search', 'call_tool', 'list_tools', 'load_tools', 'unload_tools'];
@@ -450,9 +451,9 @@ function writeResults(dir, { command, set, stale, loadAtStart, context, overhead
   const info = machine(stale, loadAtStart);
   const date = new Date().toISOString();
   const header = `# gateway benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${info.cpus}, ${info.memory} RAM, ${info.os}, Node ${info.node}, ${info.load}  \nBulkhead commit: ${info.commit}\n`;
-  writeFileSync(join(dir, 'gateway.md'), `${header}\n${text}\n`);
+  writeResult(join(dir, 'gateway.md'), `${header}\n${text}\n`);
   const json = { command, date, machine: info, set, context, overhead, problems };
-  writeFileSync(join(dir, 'gateway.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeResult(join(dir, 'gateway.json'), `${JSON.stringify(json, null, 2)}\n`);
 }
 
 export async function main(argv) {

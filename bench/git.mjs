@@ -1,7 +1,7 @@
 // `pnpm bench git`: bulkhead-git against @cyanheads/git-mcp-server and the raw git CLI, side by
 // side in one run, on a generated 100,000-commit, 20,000-file repository.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { gitTable, SIDE_NAMES } from './lib/git-report.mjs';
 import { CALL_TIMEOUT_MS, startServer } from './lib/mcp.mjs';
 import { formatMs } from './lib/measure.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -415,9 +416,9 @@ function writeResults(dir, { command, runs, info, rows, checks, table, targetTex
     ? `\n\nWhy the peer's git_blame is wrong: it runs \`git blame --porcelain\` and keeps a line only when that line's header block carries \`author\` and \`author-time\`, but porcelain output gives a commit's details only the first time the commit appears, so every later line from an already-seen commit is dropped (${peerBlame.wrong}).`
     : '';
   const md = `# git benchmark\n\nCommand: \`${command}\`  \nDate: ${date}  \nMachine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}, ${m.git}; load average ${startLoad} at the start, ${m.load} at the end  \nCompared with: ${m.peer} and the raw git CLI  \nBulkhead commit: ${m.commit}${rebuilt ? '  \n**Warning: servers/git or shared was rebuilt during this run; its rows mix two builds.**' : ''}\n\n${describeData(info)} ${runs * FAST_ROUNDS_FACTOR} timed rounds for the git_log, git_diff and git_show_file cases, ${runs} for the blame cases.\n\n${table}\n\nTargets (issue 5):\n${targetText}\n\n${checkText}${blameNote}\n\n${profileSection(rows, profiles)}${methodNotes(runs)}\n`;
-  writeFileSync(join(dir, 'git.md'), md);
+  writeResult(join(dir, 'git.md'), md);
   const { repo: _path, ...data } = info;
-  writeFileSync(join(dir, 'git.json'), `${JSON.stringify({ command, date, machine: { ...m, startLoad, rebuiltDuringRun: rebuilt }, runs, data, rows, profiles, mismatches: [...checks.ours], peerMismatches: [...checks.peer] }, null, 2)}\n`);
+  writeResult(join(dir, 'git.json'), `${JSON.stringify({ command, date, machine: { ...m, startLoad, rebuiltDuringRun: rebuilt }, runs, data, rows, profiles, mismatches: [...checks.ours], peerMismatches: [...checks.peer] }, null, 2)}\n`);
   return join(dir, 'git.md');
 }
 

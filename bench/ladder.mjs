@@ -6,13 +6,14 @@
 //   2. ladder_search p50/p99 over 100,000 rungs and ladder_tree on a 20,000-file repository
 //      (bench/lib/ladder-rungs.mjs).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { benchFlags, positiveInteger } from './lib/cli-options.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -305,8 +306,8 @@ ${verdictText(v)}
 ${pTable ? `\nPer claim+answer, 1 process in-process (no contention):\n\n${pTable}\n` : ''}${claims ? `\n${findings(claims)}\n` : ''}${sTable ? `\nThe Ladder's read paths:\n\n${sTable}\n` : ''}${tree ? `\nladder_tree counts: ${JSON.stringify(tree.counts)}\n` : ''}
 ${methodNotes(options, sql)}
 `;
-  writeFileSync(join(dir, 'ladder.md'), md);
-  writeFileSync(join(dir, 'ladder.json'), `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad, endLoad }, options, targets: TARGETS, verdicts: v, sql, claims, search, tree }, null, 1)}\n`);
+  writeResult(join(dir, 'ladder.md'), md);
+  writeResult(join(dir, 'ladder.json'), `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad, endLoad }, options, targets: TARGETS, verdicts: v, sql, claims, search, tree }, null, 1)}\n`);
   return { table, pTable, sTable, verdicts: verdictText(v), written: join(dir, 'ladder.md') };
 }
 

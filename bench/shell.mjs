@@ -15,6 +15,7 @@ import { stopChildrenOnExit, track, untrack } from './lib/processes.mjs';
 import { launchVariants, measureIdleJoin, measureLaunches, splitLaunch } from './lib/shell-launch.mjs';
 import { checkReply, commandAt, COMMANDS, readBulkhead, readPeer, readRaw } from './lib/shell-commands.mjs';
 import { run as runClassify, TARGET_PER_SECOND } from './shell-classify.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -562,10 +563,10 @@ ${classifyText}
 ${findingsText ? `\nWhat the numbers say:\n\n${findingsText}\n` : ''}${pTable ? `\nWhere a bulkhead call's time goes (untimed profile pass):\n\n${pTable}\n\n${profileNotes(profiles)}\n${classifyPer ? `- Classification of this bench's own commands, measured in the bench process: ${formatMs(classifyPer.perCommandMs)} a command (${tiers}).\n` : ''}` : ''}${lTable ? `\nThe process trees alone: the launches the servers made in the profile pass (argv read from the trace, the command swapped per run, fresh cgroups beside the server's), spawned straight from the bench like raw \`bash -c\`, ${LAUNCH_ROUNDS} runs each after 10 warmups, taking turns; medians:\n\n${lTable}\n` : ''}${jTable ? `\nThe cgroup join after idle: the no-sandbox launch replayed from the bench with ${IDLE_MS} ms of idle before each run, ${IDLE_JOIN_ROUNDS} runs with its cgroups and ${IDLE_JOIN_ROUNDS} with the same wrapper joining none, taking turns:\n\n${jTable}\n` : ''}
 ${methodNotes(options.count)}
 `;
-  writeFileSync(join(dir, 'shell.md'), md);
+  writeResult(join(dir, 'shell.md'), md);
   const trimmed = Object.fromEntries(Object.entries(summary).map(([key, s]) => [key, { ...s, times: undefined }]));
   const pacedTrimmed = paced ? Object.fromEntries(Object.entries(paced).map(([key, s]) => [key, { ...s, times: undefined }])) : undefined;
-  writeFileSync(
+  writeResult(
     join(dir, 'shell.json'),
     `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad }, warmup: WARMUP, commands: options.count, commandList: COMMANDS.map((spec) => spec.command), targets: TARGETS, sides: Object.fromEntries(options.sides.map((key) => [key, SIDES[key].label])), summary: trimmed, paced: pacedTrimmed, idleMs: IDLE_MS, verdicts: v, classify, classifyPerCommand: classifyPer, profiles, launchTimes, launches, idleJoin, times: Object.fromEntries(Object.entries(summary).map(([key, s]) => [key, s.times])) }, null, 1).replace(/\[\n\s*(-?[\d.e+-]+(?:,\n\s*-?[\d.e+-]+)*)\n\s*\]/g, (_, list) => `[${list.replace(/\s+/g, '')}]`)}\n`,
   );

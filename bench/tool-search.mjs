@@ -3,7 +3,7 @@
 // from ../shared/datasets/tool-retrieval: mcpproxy-golden (graded queries, with a BM25 reference),
 // MetaTool (20k single-tool queries) and LiveMCPTool (527 real MCP tools with input schemas).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,6 +11,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { loadLiveMcpTool, loadMcpproxy, loadMetaTool, retrievalDataDir } from './lib/tool-search-data.mjs';
 import { evaluate } from './lib/tool-search-metrics.mjs';
 import { benchFlags } from './lib/cli-options.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -464,7 +465,7 @@ export async function main(argv) {
 
   const resultsDir = join(BENCH, 'results');
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'tool-search.md'), markdown);
+  writeResult(join(resultsDir, 'tool-search.md'), markdown);
   const json = {
     ...result,
     mcpproxy: {
@@ -480,7 +481,7 @@ export async function main(argv) {
       })),
     },
   };
-  writeFileSync(join(resultsDir, 'tool-search.json'), `${JSON.stringify(json, null, 2)}\n`);
+  writeResult(join(resultsDir, 'tool-search.json'), `${JSON.stringify(json, null, 2)}\n`);
 
   const m = result.mcpproxy.means;
   process.stdout.write(

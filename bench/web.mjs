@@ -15,6 +15,7 @@ import { CallError, CALL_TIMEOUT_MS, startServer } from './lib/mcp.mjs';
 import { formatMs } from './lib/measure.mjs';
 import { stopChildrenOnExit } from './lib/processes.mjs';
 import { expectedWords, textRecall, titleFound, words } from './lib/web-quality.mjs';
+import { writeResult } from './lib/results.mjs';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
 const REPO = join(BENCH, '..');
@@ -418,9 +419,9 @@ ${failureText}
 
 ${methodNotes(options.rounds, untitled)}
 `;
-  writeFileSync(join(dir, 'web.md'), md);
+  writeResult(join(dir, 'web.md'), md);
   const perPage = pages.map(({ name, title, expected, sides }) => ({ name, title: title ?? null, expectedWords: expected.length, ...sides }));
-  writeFileSync(join(dir, 'web.json'), `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad }, rounds: options.rounds, maxLength: MAX_LENGTH, targets: TARGETS, sides: Object.fromEntries(options.sides.map((key) => [key, { label: SIDES[key].label, tool: SIDES[key].tool }])), summaries, pages: perPage }, null, 2)}\n`);
+  writeResult(join(dir, 'web.json'), `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad }, rounds: options.rounds, maxLength: MAX_LENGTH, targets: TARGETS, sides: Object.fromEntries(options.sides.map((key) => [key, { label: SIDES[key].label, tool: SIDES[key].tool }])), summaries, pages: perPage }, null, 2)}\n`);
   return { table, targetText, written: join(dir, 'web.md') };
 }
 

@@ -1,0 +1,2 @@
+export declare function withoutMachinePaths(text: string): string;
+export declare function writeResult(file: string, text: string): void;
