@@ -35,6 +35,25 @@ export function childrenOf(pid: number): { pid: number; command: string }[] {
     .map((m) => ({ pid: Number(m[1]), command: m[3]! }));
 }
 
+/** Every pid below `pid` (children, grandchildren, …), from the parent links in ps. */
+export function descendants(pid: number): number[] {
+  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/).map(Number))
+    .filter((row): row is [number, number] => row.length === 2 && !Number.isNaN(row[0]));
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const [child, ppid] of rows) {
+      if (ppid === parent) {
+        found.push(child);
+        walk(child);
+      }
+    }
+  };
+  walk(pid);
+  return found;
+}
+
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
