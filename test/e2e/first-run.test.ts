@@ -61,7 +61,8 @@ describe('the first run: bulkhead start in an empty folder', () => {
     expect(write.isError).toBe(true);
     expect(text(write)).toContain('does not support MCP elicitation');
     expect(readdirSync(root).sort()).toEqual(['.bulkhead', 'hello.txt']);
-    expect(server.stderr()).toMatch(/bulkhead: fs is up \(4 tools\)/);
+    expect(server.stderr()).toContain('bulkhead: fs is up (4 tools)\n');
+    expect(server.stderr()).toContain('bulkhead: shell is up (no tools: shell_policy.yaml enables none)\n');
   });
 
   it('with --root as the client snippets give it, over Streamable HTTP', async () => {

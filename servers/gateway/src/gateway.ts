@@ -191,8 +191,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const describeState = (downstream: Downstream, previous: DownstreamState): string | undefined => {
     switch (downstream.state) {
-      case 'ready':
-        return `${downstream.namespace} is up (${downstream.tools.length} tool${downstream.tools.length === 1 ? '' : 's'})${previous === 'starting' ? '' : ' again'}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
+      case 'ready': {
+        const count = downstream.tools.length;
+        // A built-in with no tool is switched off by its own policy file (shell, by default).
+        const tools = count === 0 && options.builtins.has(downstream.namespace) ? `no tools: ${downstream.namespace}_policy.yaml enables none` : `${count} tool${count === 1 ? '' : 's'}`;
+        return `${downstream.namespace} is up (${tools})${previous === 'starting' ? '' : ' again'}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
+      }
       case 'restarting':
       case 'failed':
         return downstream.unavailableReason;
