@@ -126,7 +126,7 @@ export function ensureInstalledAndBuilt({ quiet = false, tests = false } = {}) {
     process.stderr.write(`better-sqlite3 does not load in Node ${process.version} (${sqlite.detail}): rebuilding it${env.npm_config_nodedir ? ` against the headers in ${env.npm_config_nodedir}` : ''}…\n`);
     run(pnpm[0], [...pnpm.slice(1), '--filter', '@bulkhead/ladder', 'rebuild', 'better-sqlite3'], { env });
     const after = sqliteBindingProblem();
-    if (after) process.stderr.write(`better-sqlite3 still does not load after the rebuild (${after.detail}); the ladder compartment will fail to start\n`);
+    if (after) process.stderr.write(`better-sqlite3 still does not load after the rebuild (${after.detail}); every ladder tool will fail\n`);
   }
   const why = buildNeeded({ tests });
   if (!why) return pnpm;

@@ -2,7 +2,7 @@
 // with npm into an empty prefix (third-party dependencies from the registry; better-sqlite3
 // compiles when no prebuilt binary can be downloaded, hence the long timeout), and the installed
 // `bulkhead start` used through a real MCP client. Progress lines go to stderr.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -72,7 +72,8 @@ describe('the packages as npm installs them', () => {
       const found = text(await gateway.client.callTool({ name: 'tool_search', arguments: { query } }));
       expect(found, `tool_search "${query}"`).toMatch(new RegExp(`^\\d+\\. ${namespace}__[a-z_]+ `, 'm'));
     }
-    // The ladder's stores are SQLite: listing lanes opens .bulkhead/ladder.db through better-sqlite3.
+    // The ladder's stores are SQLite: listing lanes goes through better-sqlite3 (an in-memory stand-in
+    // while no ladder.db exists), so it fails when the binding does not load.
     const lanes = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'ladder__lane_list', arguments: {} } });
     expect(lanes.isError, text(lanes)).toBeFalsy();
     expect(lanes.structuredContent).toEqual({ lanes: [] });
@@ -82,6 +83,14 @@ describe('the packages as npm installs them', () => {
 
     const doctor = await installedDoctor({ prefix: install.prefix, node: process.execPath, version: process.versions.node, root, label: LABEL });
     expect(doctor).toMatch(/^ok +better-sqlite3: \d+\.\d+\.\d+, SQLite \d/m);
+
+    // Without its binding (as after an install whose build step failed), doctor says so and what to do.
+    const binding = join(install.prefix, 'node_modules', 'better-sqlite3', 'build', 'Release', 'better_sqlite3.node');
+    renameSync(binding, `${binding}.moved`);
+    const missing = (await installedDoctor({ prefix: install.prefix, node: process.execPath, version: process.versions.node, root, label: LABEL })).split('\n').find((line) => line.includes('better-sqlite3:')) ?? '';
+    expect(missing).toMatch(/^fail +better-sqlite3: its binding is missing /);
+    expect(missing).toContain(`npm rebuild better-sqlite3\` in ${install.prefix} `);
+    expect(missing).toContain('python3, make and g++');
     progress(LABEL, `done in ${seconds(performance.now() - started)}`);
   });
 });

@@ -11,7 +11,7 @@ interface Database {
 
 /** The folder an install lives in: the one above the first node_modules on the way to `path`. */
 function installFolder(path: string): string {
-  const at = path.indexOf('/node_modules/');
+  const at = path.search(/[\\/]node_modules[\\/]/);
   return at > 0 ? path.slice(0, at) : path;
 }
 
@@ -36,7 +36,7 @@ export function sqliteCheck(): Check {
   try {
     entry = require.resolve('better-sqlite3');
   } catch {
-    return { level: 'fail', what, detail: `not installed beside @bulkhead/ladder (${dirname(dirname(ladderCli))}); the ladder compartment cannot start. ${remedy(installFolder(ladderCli))}` };
+    return { level: 'fail', what, detail: `not installed beside @bulkhead/ladder (${dirname(dirname(ladderCli))}), so every ladder tool fails. To fix: install @bulkhead/gateway again (npm install in ${installFolder(ladderCli)}), which brings it.` };
   }
   const folder = installFolder(entry);
   try {
@@ -58,16 +58,16 @@ export function sqliteCheck(): Check {
         what,
         detail:
           `its binding was built for another Node: NODE_MODULE_VERSION ${versions[1]}, while this Node (${process.version}) ` +
-          `needs NODE_MODULE_VERSION ${process.versions.modules}, so the ladder compartment cannot start. ${remedy(folder)}`,
+          `needs NODE_MODULE_VERSION ${process.versions.modules}, so every ladder tool fails. ${remedy(folder)}`,
       };
     }
     if (/Could not locate the bindings file/.test(message)) {
       return {
         level: 'fail',
         what,
-        detail: `its binding is missing (its install step neither downloaded a prebuilt binary nor compiled one), so the ladder compartment cannot start. ${remedy(folder)}`,
+        detail: `its binding is missing (its install step neither downloaded a prebuilt binary nor compiled one), so every ladder tool fails. ${remedy(folder)}`,
       };
     }
-    return { level: 'fail', what, detail: `does not load (${message.split('\n')[0]}), so the ladder compartment cannot start. ${remedy(folder)}` };
+    return { level: 'fail', what, detail: `does not load (${message.split('\n')[0]}), so every ladder tool fails. ${remedy(folder)}` };
   }
 }
