@@ -1,13 +1,13 @@
 // `npm start` as a user runs it from a clone: the gateway over the folder npm was started in, on
 // Streamable HTTP, with every default compartment; and a signal to npm stops every process.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectHttp } from '@bulkhead/core/testing';
-import { alive, text } from './helpers.js';
+import { alive, descendants, text } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -19,25 +19,6 @@ afterEach(() => {
   npm = undefined;
   rmSync(folder, { recursive: true, force: true });
 });
-
-/** Every process below `pid`, found through the parent links in ps. */
-function descendants(pid: number): number[] {
-  const rows = execFileSync('ps', ['-eo', 'pid=,ppid='], { encoding: 'utf8' })
-    .trim()
-    .split('\n')
-    .map((line) => line.trim().split(/\s+/).map(Number) as [number, number]);
-  const found: number[] = [];
-  const walk = (parent: number) => {
-    for (const [child, ppid] of rows) {
-      if (ppid === parent) {
-        found.push(child);
-        walk(child);
-      }
-    }
-  };
-  walk(pid);
-  return found;
-}
 
 async function npmStart(): Promise<{ url: string; output: () => string }> {
   folder = mkdtempSync(join(tmpdir(), 'bulkhead-npm-start-'));
