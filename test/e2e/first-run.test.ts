@@ -34,8 +34,9 @@ afterEach(async () => {
 });
 
 async function assertEveryDefaultCompartment(client: ServerProcess['client']): Promise<void> {
-  const listed = (await client.listTools()).tools.map((tool) => tool.name);
-  expect(listed).toEqual(CORE_AND_META);
+  // tools/list waits a bounded time for first starts; a loaded machine may need a second look, as a
+  // client that follows list_changed takes.
+  await expect.poll(async () => (await client.listTools()).tools.map((tool) => tool.name), { timeout: 30_000, interval: 500 }).toEqual(CORE_AND_META);
   for (const [namespace, query, tool] of DEFAULT_COMPARTMENTS) {
     const found = await client.callTool({ name: 'tool_search', arguments: { query, limit: 10 } });
     const names = (found.structuredContent as { results: { name: string }[] }).results.map((result) => result.name);

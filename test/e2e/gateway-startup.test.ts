@@ -2,6 +2,7 @@
 // a silent one is given up on after start_timeout_ms, and one that lists without end is capped;
 // each is reported by name wherever a user looks.
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -57,11 +58,23 @@ describe('the gateway while its downstreams start', () => {
     // A call for the slow server's tool waits for its first start instead of calling it unknown.
     const called = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'slow__late_answer', arguments: {} } });
     expect(text(called)).toBe('ran late_answer');
-    expect(gateway.stderr()).toContain('bulkhead: slow is up (1 tool)');
+    await until(() => gateway!.stderr().includes('bulkhead: slow is up (1 tool)\n'), 'the report of the slow server');
     await until(() => changes > 0, 'a tools/list_changed notification');
     const late = await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'time of a server that starts slowly' } });
     expect(text(late).split('\n')[0]).toMatch(/^1\. slow__late_answer \(score [\d.]+\)$/);
     expect(text(late)).not.toContain('Not every server is available');
+  });
+
+  it("makes a client's first tools/list wait for a core tool's server, at most list_wait_ms", async () => {
+    // Claude Desktop lists once and ignores list_changed: a core tool must be in that first answer.
+    ws = tempWorkspace({
+      '.bulkhead/bulkhead.yaml': `list_wait_ms: 30000\nservers:\n${entry('slow', 'slow', '2000')}`,
+      '.bulkhead/tool_policy.yaml': 'core_tools: [slow:late_answer]\n',
+    });
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    expect(gateway.stderr()).not.toContain('slow is up');
+    expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toEqual(['slow__late_answer', 'tool_search', 'call_tool', 'list_tools', 'load_tools', 'unload_tools']);
+    expect(text(await gateway.client.callTool({ name: 'slow__late_answer', arguments: {} }))).toBe('ran late_answer');
   });
 
   it('gives up on a server that never answers after start_timeout_ms and says so, while the rest works', async () => {
@@ -70,7 +83,7 @@ describe('the gateway while its downstreams start', () => {
     expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toContain('fs__read_file');
     expect(text(await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'notes.txt' } }))).toBe('     1\tnotes');
     await until(() => gateway!.stderr().includes('mute did not start'), 'the report of the silent server');
-    expect(gateway.stderr()).toMatch(/bulkhead: mute did not start: it did not answer initialize and list its tools within 1\.5 s \(start_timeout_ms in bulkhead\.yaml\) \(restart 1 of at most 8, next attempt in \d+ s\); try the call again shortly/);
+    expect(gateway.stderr()).toMatch(/^bulkhead: mute did not start: it did not answer initialize and list its tools within 1\.5 s \(start_timeout_ms in bulkhead\.yaml\) \(restart 1 of at most 8, next attempt in \d+ s\)$/m);
     const search = await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'read a file' } });
     expect(text(search)).toMatch(/Not every server is available: mute did not start: it did not answer initialize/);
     const unknown = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'mute__anything', arguments: {} } });
@@ -101,5 +114,40 @@ describe('the gateway while its downstreams start', () => {
     const tools = await run(process.execPath, [GATEWAY_CLI, 'tools', '--root', ws.root]);
     expect(tools.stderr).toBe('bulkhead: crowded: it lists more than 10 tools; the first 10 are used (max_tools_per_server in bulkhead.yaml)\n');
     expect(tools.stdout.match(/crowded__tool_\d+/g)).toHaveLength(10);
+  });
+
+  it('bounds the start of an HTTP server that answers initialize and then never answers again', async () => {
+    const stall = createServer((request, response) => {
+      if (request.method !== 'POST') return void response.writeHead(405).end();
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        const message = JSON.parse(body) as { id?: number; method: string; params?: { protocolVersion?: string } };
+        if (message.method !== 'initialize') return; // held open: the initialized notification and everything after
+        response.writeHead(200, { 'content-type': 'application/json' });
+        response.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'stall', version: '1' } } }));
+      });
+    });
+    await new Promise<void>((resolve) => stall.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(stall.address() as { port: number }).port}/mcp`;
+      ws = workspace('', `  stall:\n    url: ${url}\n    start_timeout_ms: 1000\n`);
+      const tools = await run(process.execPath, [GATEWAY_CLI, 'tools', '--root', ws.root], { timeout: 30_000 });
+      expect(tools.stderr).toMatch(/^bulkhead: stall did not start: it did not answer initialize and list its tools within 1 s \(start_timeout_ms in bulkhead\.yaml\) \(restart 1 of at most 8, next attempt in 1 s\)$/m);
+      expect(tools.stdout).toContain('fs__read_file');
+    } finally {
+      stall.closeAllConnections();
+      await new Promise((resolve) => stall.close(resolve));
+    }
+  });
+
+  it('counts a server that dies while listing its tools as one failed attempt, and reports every retry', async () => {
+    ws = workspace('', entry('dies', 'dies'));
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    await until(() => (gateway!.stderr().match(/bulkhead: dies did not start/g) ?? []).length >= 2, 'two reports of the dying server');
+    const reports = gateway.stderr().split('\n').filter((line) => line.startsWith('bulkhead: dies did not start'));
+    expect(reports[0]).toMatch(/\(restart 1 of at most 8, next attempt in 1 s\)$/);
+    expect(reports[1]).toMatch(/\(restart 2 of at most 8, next attempt in 2 s\)$/);
+    expect(reports[0]).toMatch(/^bulkhead: dies did not start: it exited with code 3 \(restart 1/);
   });
 });

@@ -38,7 +38,7 @@ import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
 import type { GatewayConfig, ToolPolicy } from './config/schema.js';
 import { MAX_CHILD_MESSAGE_BYTES } from './downstream/child-transport.js';
-import { DEFAULT_START_LIMITS, Downstream, type DownstreamSpec, type DownstreamState, type RestartPolicy } from './downstream/downstream.js';
+import { DEFAULT_START_LIMITS, Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
 import { callTool } from './meta/call_tool.js';
 import { listTools } from './meta/list_tools.js';
 import { loadTools } from './meta/load_tools.js';
@@ -189,13 +189,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     const owner = downstreamOf(name);
     if (started && owner?.firstStarting) await owner.firstAttempt;
   };
-  const describeState = (downstream: Downstream, previous: DownstreamState): string | undefined => {
+  const describeState = (downstream: Downstream): string | undefined => {
     switch (downstream.state) {
       case 'ready': {
         const count = downstream.tools.length;
         // A built-in with no tool is switched off by its own policy file (shell, by default).
         const tools = count === 0 && options.builtins.has(downstream.namespace) ? `no tools: ${downstream.namespace}_policy.yaml enables none` : `${count} tool${count === 1 ? '' : 's'}`;
-        return `${downstream.namespace} is up (${tools})${previous === 'starting' ? '' : ' again'}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
+        return `${downstream.namespace} is up (${tools})${downstream.timesReady > 1 ? ' again' : ''}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
       }
       case 'restarting':
       case 'failed':
@@ -218,8 +218,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       void notifyAll();
     };
-    downstream.onStateChanged = (previous) => {
-      const line = describeState(downstream, previous);
+    downstream.onStateChanged = () => {
+      const line = describeState(downstream);
       if (line) options.report?.(line);
     };
   }
@@ -356,12 +356,9 @@ export function createGateway(options: GatewayOptions): Gateway {
         await metaChains.get(meta)!(metaState);
         return metaState.result ?? errorResult(`${name} returned nothing`);
       }
-      let entry = catalog.get(name);
       const owner = downstreamOf(name);
-      if (!entry && owner?.firstStarting) {
-        await awaitTool(name);
-        entry = catalog.get(name);
-      }
+      await awaitTool(name);
+      const entry = catalog.get(name);
       const bound = entry && visible(entry) && (isCore(entry) || (!stableMode && session.has(entry.qualified)));
       if (!entry || !bound) {
         const unavailable = owner?.unavailableReason;

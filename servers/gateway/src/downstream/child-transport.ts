@@ -38,6 +38,8 @@ export class ChildProcessTransport implements Transport {
   private closed = false;
   /** Why the gateway stopped the child itself, when it did. */
   closeReason: string | undefined;
+  /** How the child ended, once it has: "exited with code 3", "was killed by SIGKILL". */
+  exitDescription: string | undefined;
 
   constructor(private readonly spec: ChildSpec) {}
 
@@ -64,7 +66,10 @@ export class ChildProcessTransport implements Transport {
         if (child.pid !== undefined) trackGroup(child.pid);
         resolve();
       });
-      child.once('exit', () => this.finish());
+      child.once('exit', (code, signal) => {
+        this.exitDescription = code !== null ? `exited with code ${code}` : `was killed by ${signal}`;
+        this.finish();
+      });
       child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
       child.stderr!.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_KEEP);

@@ -41,6 +41,8 @@ export interface CallOptions {
   readonly onprogress?: (progress: Progress) => void;
 }
 
+class StartTimeout extends Error {}
+
 function remaining(deadline: number): number {
   return Math.max(1, deadline - Date.now());
 }
@@ -57,8 +59,8 @@ export class Downstream {
   listWarning: string | undefined;
   /** Called after the tool list was (re)loaded: at start, after a restart, on list_changed. */
   onToolsChanged: (() => void) | undefined;
-  /** Called when the state changes, with the state it left. */
-  onStateChanged: ((previous: DownstreamState) => void) | undefined;
+  /** Called when the state changes, and at each failed retry. */
+  onStateChanged: (() => void) | undefined;
   /** Settles when the first attempt to start has succeeded or failed (never rejects). */
   readonly firstAttempt: Promise<void>;
   private settleFirstAttempt: () => void = () => undefined;
@@ -69,6 +71,10 @@ export class Downstream {
   private readyAt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
   private nextAttemptAt = 0;
+  private listsStarted = 0;
+  private listApplied = 0;
+  /** How many times it has come up: more than once means it came back after a failure. */
+  timesReady = 0;
 
   constructor(
     readonly spec: DownstreamSpec,
@@ -78,10 +84,15 @@ export class Downstream {
     this.firstAttempt = new Promise((resolve) => (this.settleFirstAttempt = resolve));
   }
 
-  private setState(state: DownstreamState): void {
-    const previous = this.state;
+  /** `always` reports a state even when it is the same again (each failed retry). */
+  private setState(state: DownstreamState, always = false): void {
+    const changed = this.state !== state;
     this.state = state;
-    if (previous !== state) this.onStateChanged?.(previous);
+    if (changed || always) this.onStateChanged?.();
+  }
+
+  private isStopped(): boolean {
+    return this.state === 'stopped';
   }
 
   /** Whether it has not finished its first attempt to start yet. */
@@ -93,18 +104,32 @@ export class Downstream {
     return this.spec.namespace;
   }
 
-  /** Connects once; a failure schedules a restart rather than throwing. */
+  /**
+   * Connects once; a failure schedules a restart rather than throwing. The whole attempt is bounded
+   * by the start timeout, whatever the transport does (an HTTP server can stall a notification
+   * the SDK sends without a timeout of its own).
+   */
   async start(): Promise<void> {
     if (this.state === 'stopped') return;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new StartTimeout()), this.limits.timeoutMs);
+    });
     try {
-      await this.connect(Date.now() + this.limits.timeoutMs);
+      await Promise.race([this.connect(Date.now() + this.limits.timeoutMs), timedOut]);
     } catch (error) {
-      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
-      this.lastError = timedOut
+      // stop() may have come while the attempt was on its way.
+      if (this.isStopped()) return;
+      const late = error instanceof StartTimeout || (error instanceof McpError && error.code === ErrorCode.RequestTimeout);
+      const exited = this.transport instanceof ChildProcessTransport ? this.transport.exitDescription : undefined;
+      this.lastError = late
         ? this.describeFailure(new Error(`it did not answer initialize and list its tools within ${this.limits.timeoutMs / 1000} s (start_timeout_ms in bulkhead.yaml)`))
-        : this.describeFailure(error);
+        : this.describeFailure(exited ? new Error(`it ${exited}`) : error);
+      // The attempt's connection is dropped now, so a reply that arrives late cannot revive it.
+      void this.closeTransport();
       this.scheduleRestart();
     } finally {
+      clearTimeout(timer);
       this.settleFirstAttempt();
     }
   }
@@ -114,7 +139,12 @@ export class Downstream {
     return `${error instanceof Error ? error.message : String(error)}${stderr ? ` (stderr: ${stderr})` : ''}`;
   }
 
-  /** `deadline` bounds the whole start: initialize and every page of the tool list. */
+  /** Throws when this attempt's client is no longer the one in use (stopped, timed out, replaced). */
+  private ensureCurrent(client: Client): void {
+    if (client !== this.client || this.isStopped()) throw new Error(`the attempt to start ${this.namespace} was abandoned`);
+  }
+
+  /** `deadline` bounds each request of the start: initialize and every page of the tool list. */
   private async connect(deadline: number): Promise<void> {
     const transport: ChildProcessTransport | StreamableHTTPClientTransport =
       this.spec.kind === 'stdio'
@@ -122,26 +152,29 @@ export class Downstream {
         : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: this.spec.headers } });
     const client = new Client({ name: 'bulkhead-gateway', version: '0.1.0' }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      await this.refreshTools();
+      await this.refreshTools(client);
     });
     this.transport = transport;
     this.client = client;
     await client.connect(transport as Transport, { timeout: remaining(deadline) });
-    // Set only once connected: a failed start is handled by start() alone, not counted twice.
+    this.ensureCurrent(client);
     client.onclose = () => this.onDisconnect(client);
-    await this.refreshTools(deadline);
+    await this.refreshTools(client, deadline);
+    this.ensureCurrent(client);
     this.readyAt = Date.now();
+    this.timesReady++;
     this.lastError = undefined;
     this.setState('ready');
   }
 
   /**
    * Reads the whole tool list, page by page, up to the limits: a server that pages forever or lists
-   * thousands of tools gets its first ones used and a warning, never an endless start.
+   * thousands of tools gets its first ones used and a warning, never an endless start. Of two
+   * reads that overlap (a list_changed during the first one), the later-started one wins.
    */
-  async refreshTools(deadline: number = Date.now() + this.limits.timeoutMs): Promise<void> {
-    const client = this.client;
+  async refreshTools(client: Client | undefined = this.client, deadline: number = Date.now() + this.limits.timeoutMs): Promise<void> {
     if (!client) return;
+    const generation = ++this.listsStarted;
     const tools: Tool[] = [];
     const seenCursors = new Set<string>();
     let cursor: string | undefined;
@@ -166,18 +199,21 @@ export class Downstream {
       }
       seenCursors.add(cursor);
     }
+    if (client !== this.client || generation < this.listApplied) return;
+    this.listApplied = generation;
     this.tools = tools;
     this.listWarning = warning;
     this.onToolsChanged?.();
   }
 
+  /** A server that was up went away; one that dies while starting is the failed attempt's to handle. */
   private onDisconnect(client: Client): void {
-    if (client !== this.client || this.state === 'stopped') return;
+    if (client !== this.client || this.state !== 'ready') return;
     this.client = undefined;
     this.lastError = this.lastError ?? `the connection to ${this.namespace} closed`;
     if (this.transport instanceof ChildProcessTransport) {
       const reason = this.transport.closeReason;
-      this.lastError = reason ? `the gateway stopped ${this.namespace}: ${reason}` : this.describeFailure(new Error(`${this.namespace} exited`));
+      this.lastError = reason ? `the gateway stopped ${this.namespace}: ${reason}` : this.describeFailure(new Error(`${this.namespace} ${this.transport.exitDescription ?? 'exited'}`));
     }
     this.scheduleRestart();
   }
@@ -193,7 +229,7 @@ export class Downstream {
     const delay = Math.min(this.policy.initialDelayMs * 2 ** this.restarts, this.policy.maxDelayMs);
     this.restarts++;
     this.nextAttemptAt = Date.now() + delay;
-    this.setState('restarting');
+    this.setState('restarting', true);
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
       void this.closeTransport().then(() => this.start());
@@ -210,19 +246,19 @@ export class Downstream {
         return `${this.namespace} is still starting`;
       case 'stopped':
         return `${this.namespace} is stopped`;
-      default:
-        return this.unavailable().message;
+      case 'failed':
+        return `${this.namespace} is down and was given up on after ${this.policy.budget} restarts (last error: ${this.lastError ?? 'unknown'})`;
+      case 'restarting': {
+        const seconds = Math.ceil((this.nextAttemptAt - Date.now()) / 1000);
+        const what = this.readyAt > 0 ? 'is restarting after it stopped unexpectedly' : `did not start: ${this.lastError ?? 'no error recorded'}`;
+        return `${this.namespace} ${what} (restart ${this.restarts} of at most ${this.policy.budget}, ${seconds > 0 ? `next attempt in ${seconds} s` : 'trying again now'})`;
+      }
     }
   }
 
   private unavailable(): ToolError {
-    if (this.state === 'starting') return new ToolError(`${this.namespace} is still starting; try the call again shortly`, 'unavailable');
-    if (this.state === 'failed') {
-      return new ToolError(`${this.namespace} is down and was given up on after ${this.policy.budget} restarts (last error: ${this.lastError ?? 'unknown'}); restart the gateway once it is fixed`, 'unavailable');
-    }
-    const seconds = Math.max(0, Math.ceil((this.nextAttemptAt - Date.now()) / 1000));
-    const what = this.readyAt > 0 ? 'is restarting after it stopped unexpectedly' : `did not start: ${this.lastError ?? 'no error recorded'}`;
-    return new ToolError(`${this.namespace} ${what} (restart ${this.restarts} of at most ${this.policy.budget}, next attempt in ${seconds} s); try the call again shortly`, 'unavailable');
+    const reason = this.unavailableReason ?? `${this.namespace} is not connected`;
+    return new ToolError(this.state === 'failed' ? `${reason}; restart the gateway once it is fixed` : `${reason}; try the call again shortly`, 'unavailable');
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
