@@ -14,8 +14,12 @@ const REPO = fileURLToPath(new URL('../..', import.meta.url));
 let folder: string;
 let npm: ChildProcess | undefined;
 
+/** npm and everything it started, noted while they run, so that none outlives a failed test. */
+let tree: number[] = [];
+
 afterEach(() => {
-  if (npm?.pid && alive(npm.pid)) process.kill(-npm.pid, 'SIGKILL');
+  for (const pid of tree.filter(alive)) process.kill(pid, 'SIGKILL');
+  tree = [];
   npm = undefined;
   rmSync(folder, { recursive: true, force: true });
 });
@@ -34,6 +38,7 @@ async function npmStart(): Promise<{ url: string; output: () => string }> {
       if (match) {
         clearInterval(poll);
         clearTimeout(timer);
+        tree = [npm!.pid!, ...descendants(npm!.pid!)];
         resolve(match[1]!);
       }
     }, 100);
@@ -59,6 +64,7 @@ describe('npm start', () => {
   // terminal signal the whole foreground process group.
   const deliveries = [
     ['SIGTERM', 'npm alone'],
+    ['SIGKILL', 'npm alone'],
     ['SIGTERM', 'the process group'],
     ['SIGINT', 'the process group'],
     ['SIGHUP', 'the process group'],
