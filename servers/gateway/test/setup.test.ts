@@ -147,6 +147,20 @@ describe('mergedConfig', () => {
     expect(after).toEqual({ mcpServers: { bulkhead: { type: 'stdio', command: ENTRY.command, args: ENTRY.args, env: { TOKEN: 't' }, disabled: false } } });
   });
 
+  it('turns a remote entry into a local one: its url, headers and type go, the user’s other fields stay', () => {
+    const remote = { type: 'sse', url: 'https://old/sse', headers: { Authorization: 'Bearer x' }, disabled: true };
+    for (const id of ['cursor', 'claude-desktop', 'windsurf'] as const) {
+      const before = JSON.stringify({ mcpServers: { bulkhead: remote, other: remote } }, null, 2);
+      const after = JSON.parse(mergedConfig(before, CLIENT_SPECS[id], 'bulkhead', ENTRY, 'f')) as unknown;
+      expect(after, id).toEqual({ mcpServers: { bulkhead: { disabled: true, command: ENTRY.command, args: ENTRY.args }, other: remote } });
+    }
+    const vscode = JSON.stringify({ servers: { bulkhead: { type: 'http', url: 'https://old/mcp', headers: { A: 'b' } } } });
+    expect(JSON.parse(mergedConfig(vscode, CLIENT_SPECS.vscode, 'bulkhead', ENTRY, 'f'))).toEqual({ servers: { bulkhead: { type: 'stdio', command: ENTRY.command, args: ENTRY.args } } });
+    // headers beside a command (no url) are the user's own and stay.
+    const local = JSON.stringify({ mcpServers: { bulkhead: { command: 'old', args: [], headers: { X: '1' } } } });
+    expect(JSON.parse(mergedConfig(local, CLIENT_SPECS.cursor, 'bulkhead', ENTRY, 'f'))).toEqual({ mcpServers: { bulkhead: { command: ENTRY.command, args: ENTRY.args, headers: { X: '1' } } } });
+  });
+
   it('replaces an entry that is not an object', () => {
     expect(JSON.parse(mergedConfig('{"mcpServers": {"bulkhead": "broken"}}', desktop, 'bulkhead', ENTRY, 'f'))).toEqual({ mcpServers: { bulkhead: ENTRY } });
   });
@@ -200,7 +214,7 @@ describe('runSetup in-process', () => {
     expect(SETUP_USAGE).toContain(`clients: ${CLIENTS.join(', ')}`);
   });
 
-  it('refuses bad arguments with exit 2 and the usage', async () => {
+  it('refuses bad arguments with exit 2 and one line', async () => {
     ws = tempWorkspace();
     const cases: [string[], string][] = [
       [[], 'bulkhead: setup needs a client: claude-desktop, claude-code, cursor, vscode, windsurf\n'],
@@ -209,14 +223,14 @@ describe('runSetup in-process', () => {
       [['windsurf', '--scope', 'project'], 'bulkhead: Windsurf has only a user configuration; --scope project does not apply to it\n'],
       [['cursor', '--scope', 'global'], 'bulkhead: --scope is user or project, not global\n'],
       [['cursor', '--name', 'my server'], 'bulkhead: --name "my server" may hold only letters, digits, _ and - (1 to 64 of them)\n'],
-      [['cursor', '--root', ''], 'bulkhead: --root needs a folder; it was empty\n'],
-      [['cursor', '--root', 'missing'], `bulkhead: --root ${ws.path('missing')} is not an existing folder\n`],
+      [['cursor', '--root', ''], 'bulkhead: --root is empty (an unset variable in the client config?); give the folder to serve, for example --root /home/me/project\n'],
+      [['cursor', '--root', 'missing'], `bulkhead: --root ${ws.path('missing')} does not exist; create it or give an existing folder\n`],
       [['cursor', '--config-file', ''], 'bulkhead: --config-file needs a path\n'],
-      [['cursor', '--bogus'], "bulkhead: Unknown option '--bogus'. To specify a positional argument starting with a '-', place it at the end of the command after '--', as in '-- \"--bogus\"\n"],
+      [['cursor', '--bogus'], 'bulkhead: bulkhead setup does not take --bogus\n'],
     ];
     for (const [argv, message] of cases) {
       const result = await run(argv, { cwd: ws.root });
-      expect(result, argv.join(' ')).toEqual({ code: 2, stdout: '', stderr: `${message}\n${SETUP_USAGE}\n` });
+      expect(result, argv.join(' ')).toEqual({ code: 2, stdout: '', stderr: message.replace(/\n$/, ' (see `bulkhead setup --help`)\n') });
     }
     expect(readdirSync(ws.root)).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { applyEdits, format, modify, parse, printParseErrorCode, type Edit, type FormattingOptions, type JSONPath, type ParseError } from 'jsonc-parser';
 import { z } from 'zod';
-import { errorMessage } from '@bulkhead/core';
+import { checkRoots, errorMessage, usageMistake } from '@bulkhead/core';
 import {
   CLIENT_SPECS,
   CLIENTS,
@@ -82,7 +82,7 @@ async function requestFrom(argv: readonly string[], context: SetupContext): Prom
   try {
     parsed = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new SetupUsageError(errorMessage(error));
+    throw new SetupUsageError(usageMistake(error, 'bulkhead setup') ?? errorMessage(error));
   }
   const { values, positionals } = parsed;
   if (values.help) return 'help';
@@ -98,19 +98,20 @@ async function requestFrom(argv: readonly string[], context: SetupContext): Prom
   const name = values.name ?? 'bulkhead';
   if (!NAME_PATTERN.test(name)) throw new SetupUsageError(`--name ${JSON.stringify(name)} may hold only letters, digits, _ and - (1 to 64 of them)`);
   const cwd = context.cwd ?? process.cwd();
-  const roots = await Promise.all((values.root ?? [cwd]).map((root) => existingFolder(cwd, root)));
+  const roots = (values.root ?? [cwd]).map((root) => existingFolder(cwd, root));
   const configFlag = values['config-file'];
   if (configFlag === '') throw new SetupUsageError('--config-file needs a path');
   const file = configFlag === undefined ? configFile(spec, scope, context.host ?? currentHost(), roots[0]!) : resolve(cwd, configFlag);
   return { spec, scope, name, roots, file, dryRun: values['dry-run'] ?? false };
 }
 
-async function existingFolder(cwd: string, root: string): Promise<string> {
-  if (root.trim() === '') throw new SetupUsageError('--root needs a folder; it was empty');
-  const folder = resolve(cwd, root);
-  const stat = await fsp.stat(folder).catch(() => undefined);
-  if (!stat?.isDirectory()) throw new SetupUsageError(`--root ${folder} is not an existing folder`);
-  return folder;
+/** The same check, in the same words, as every server makes of its roots. */
+function existingFolder(cwd: string, root: string): string {
+  try {
+    return checkRoots([root], cwd)[0]!;
+  } catch (error) {
+    throw new SetupUsageError(errorMessage(error));
+  }
 }
 
 /** The file as it is now: absent, or its text with what must still hold when it is replaced. */
@@ -244,7 +245,11 @@ export function mergedConfig(text: string | undefined, spec: ClientSpec, name: s
     if (field === 'env' && field in existingFields.data) continue;
     if (!isDeepStrictEqual(existingFields.data[field], next)) out = set(out, [field], next);
   }
-  for (const field of REMOTE_FIELDS) if (field in existingFields.data) out = set(out, [field], undefined);
+  // A remote entry becomes a local one: what only a remote entry has goes with its URL.
+  if (REMOTE_FIELDS.some((field) => field in existingFields.data)) {
+    const remoteOnly = [...REMOTE_FIELDS, 'headers', ...('type' in desired ? [] : ['type'])];
+    for (const field of remoteOnly) if (field in existingFields.data) out = set(out, [field], undefined);
+  }
   return out === body ? text : bom + out;
 }
 
@@ -345,7 +350,7 @@ export async function runSetup(argv: readonly string[], context: SetupContext = 
     return 0;
   } catch (error) {
     if (error instanceof SetupUsageError) {
-      err(`bulkhead: ${error.message}\n\n${SETUP_USAGE}\n`);
+      err(`bulkhead: ${error.message} (see \`bulkhead setup --help\`)\n`);
       return 2;
     }
     if (error instanceof SetupRefusal) {
