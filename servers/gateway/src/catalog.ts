@@ -117,11 +117,17 @@ export class Catalog {
   }
 
   /**
-   * Looks a tool up by `ns:tool` or `ns__tool`, for a call: the pins of first sight are written
-   * now, since a tool is about to be used (listing and searching alone write nothing).
+   * Writes the pins of first sight, as a tool is about to be called: listing, searching and
+   * selecting write nothing, while every session that called a tool leaves the pins the next one
+   * is checked against.
    */
-  get(name: string): CatalogEntry | undefined {
+  commitPins(): void {
+    this.current();
     this.pins.commit();
+  }
+
+  /** Looks a tool up by `ns:tool` or `ns__tool`. */
+  get(name: string): CatalogEntry | undefined {
     this.current();
     const parsed = parseToolName(name);
     return parsed ? this.byName.get(qualify(parsed.namespace, parsed.tool)) : undefined;

@@ -280,6 +280,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       clientCanElicit: call.clientCanElicit,
       decision: 'none',
     };
+    catalog.commitPins();
     await downstreamChain(entry, gate)(state);
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
   };

@@ -20,7 +20,7 @@ describe('Catalog', () => {
     expect(catalog.entries().map((entry) => entry.wire)).toEqual(['fs__read_file', 'fs__grep', 'live__echo']);
   });
 
-  it('writes the pins of first sight when a tool is looked up for a call, not when tools are listed or searched', () => {
+  it('writes the pins of first sight when a tool is called, not when tools are listed, searched or looked up', () => {
     ws = tempWorkspace();
     const pins = join(ws.root, 'pins.json');
     const catalog = new Catalog(new PinStore(ws.root), ['live']);
@@ -29,6 +29,9 @@ describe('Catalog', () => {
     expect(catalog.search('echo', 5, () => true)).toHaveLength(1);
     expect(existsSync(pins)).toBe(false);
     expect(catalog.get('live__echo')?.qualified).toBe('live:echo');
+    expect(catalog.get('live__nothing')).toBeUndefined();
+    expect(existsSync(pins)).toBe(false);
+    catalog.commitPins();
     expect(Object.keys((JSON.parse(readFileSync(pins, 'utf8')) as { tools: object }).tools)).toEqual(['live:echo']);
   });
 });
