@@ -65,7 +65,13 @@ export class LadderFile {
   reading(): Promise<LadderStores> {
     if (this.file) return this.file;
     if (existsSync(this.path)) return this.openFile(false);
-    this.standIn ??= this.open(':memory:', false);
+    if (!this.standIn) {
+      const opening = this.open(':memory:', false);
+      this.standIn = opening;
+      opening.catch(() => {
+        if (this.standIn === opening) this.standIn = undefined;
+      });
+    }
     return this.standIn;
   }
 
