@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './names.js';
+export * from './diff.js';
 export * from './config/index.js';
 export * from './permissions/index.js';
 export * from './paths/index.js';

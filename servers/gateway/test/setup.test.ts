@@ -2,7 +2,6 @@ import { chmodSync, readdirSync, readFileSync, statSync, symlinkSync } from 'nod
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { CLIENT_SPECS, CLIENTS, clientSnippets, configFile, gatewayEntry, type ClientId, type Host, type Scope } from '../src/commands/clients.js';
-import { unifiedDiff } from '../src/commands/line-diff.js';
 import { mergedConfig, runSetup, SETUP_USAGE } from '../src/commands/setup.js';
 
 let ws: TempWorkspace | undefined;
@@ -181,23 +180,6 @@ describe('mergedConfig', () => {
     expect(refused('{"mcpServers": null}')).toBe('/c.json: its "mcpServers" is null, not an object of servers; nothing was written');
     expect(refused('[]')).toBe('/c.json: its top level is an array, not an object; nothing was written');
     expect(refused('"x"')).toBe('/c.json: its top level is a string, not an object; nothing was written');
-  });
-});
-
-describe('unifiedDiff', () => {
-  const lines = (text: string) => `${[...text].join('\n')}\n`;
-
-  it('shows the changed lines with three lines of context, a hunk apart when more than six lines lie between', () => {
-    expect(unifiedDiff('/f', lines('abcdefghijklm'), lines('abcdEfghijklmn'))).toBe(
-      '--- /f\n+++ /f\n@@ -2,7 +2,7 @@\n b\n c\n d\n-e\n+E\n f\n g\n h\n@@ -11,3 +11,4 @@\n k\n l\n m\n+n\n',
-    );
-    expect(unifiedDiff('/f', lines('abcdefghij'), lines('abcdEfghijk'))).toBe('--- /f\n+++ /f\n@@ -2,9 +2,10 @@\n b\n c\n d\n-e\n+E\n f\n g\n h\n i\n j\n+k\n');
-  });
-
-  it('joins changes whose contexts touch, and shows a new file whole', () => {
-    expect(unifiedDiff('/f', 'a\nb\nc\n', 'A\nb\nC\n')).toBe('--- /f\n+++ /f\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n-c\n+C\n');
-    expect(unifiedDiff('/f', undefined, '{\n}\n')).toBe('--- /dev/null\n+++ /f\n@@ -0,0 +1,2 @@\n+{\n+}\n');
-    expect(unifiedDiff('/f', 'same\n', 'same\n')).toBe('');
   });
 });
 

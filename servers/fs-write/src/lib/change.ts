@@ -1,10 +1,9 @@
 import { rmdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { expectedFromStat, formatBytes, makeFoldersSafely, textReply, ToolError, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
+import { expectedFromStat, formatBytes, makeFoldersSafely, textReply, ToolError, unifiedDiff, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { checkExpectedHash, readCurrent, sha256Hex, type CurrentFile } from './current.js';
-import { unifiedDiff } from './diff.js';
 
 /** Arguments every changing tool takes besides its own. */
 export const changeOptions = {

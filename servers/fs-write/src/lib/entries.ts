@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
 import { join, relative } from 'node:path';
 import { z } from 'zod';
-import { errorMessage, formatBytes, isInside, measureEntry, openConfinedFile, ToolError, type ConfinedPath, type EntrySummary, type ToolContext, type TrashManifest } from '@bulkhead/core';
+import { errorMessage, formatBytes, isInside, measureEntry, openConfinedFile, ToolError, unifiedDiff, type ConfinedPath, type EntrySummary, type ToolContext, type TrashManifest } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
-import { unifiedDiff } from './diff.js';
 import { decodeForEdit } from './text.js';
 
 /** Arguments of the tools that move or delete entries. */

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { applyEdits, format, modify, parse, printParseErrorCode, type Edit, type FormattingOptions, type JSONPath, type ParseError } from 'jsonc-parser';
 import { z } from 'zod';
-import { checkRoots, errorMessage, usageMistake } from '@bulkhead/core';
+import { checkRoots, errorMessage, unifiedDiff, usageMistake } from '@bulkhead/core';
 import {
   CLIENT_SPECS,
   CLIENTS,
@@ -20,7 +20,6 @@ import {
   type Scope,
   type ServerEntry,
 } from './clients.js';
-import { unifiedDiff } from './line-diff.js';
 
 export const SETUP_USAGE = `usage: bulkhead setup <client> [options]
 
@@ -335,7 +334,7 @@ export async function runSetup(argv: readonly string[], context: SetupContext = 
       return 0;
     }
     if (dryRun) {
-      out(unifiedDiff(file, before, after));
+      out(`${unifiedDiff(file, before, after, Number.MAX_SAFE_INTEGER, { before: file, after: file }).text}\n`);
       out(`dry run: nothing was written; without --dry-run ${file} would be ${before === undefined ? 'created' : 'changed (the previous file kept as a backup beside it)'}.\n`);
       return 0;
     }

@@ -83,9 +83,15 @@ function hunksOf(blocks: readonly Block[]): Block[][] {
 /** A hunk header range from a 0-based start: `5` for one line, `5,3`, or `4,0` for none (after line 4). */
 const range = (start: number, count: number) => (count === 1 ? `${start + 1}` : `${count === 0 ? start : start + 1},${count}`);
 
+/** What the two header lines call the file: `a/f` and `b/f` by default, as git shows it. */
+export interface DiffLabels {
+  readonly before: string;
+  readonly after: string;
+}
+
 /** A new file's diff: its first lines, without splitting the whole (possibly huge) content. */
-function newFileDiff(shownAs: string, after: string, maxLines: number): Diff {
-  const out = ['--- /dev/null', `+++ b/${shownAs}`];
+function newFileDiff(labels: DiffLabels, after: string, maxLines: number): Diff {
+  const out = ['--- /dev/null', `+++ ${labels.after}`];
   let total = 0;
   let start = 0;
   const shown: string[] = [];
@@ -102,15 +108,18 @@ function newFileDiff(shownAs: string, after: string, maxLines: number): Diff {
   return { text: out.join('\n'), added: total, removed: 0 };
 }
 
-/** A bounded unified diff of `before` (undefined for a new file) and `after`, labelled with `shownAs`. */
-export function unifiedDiff(shownAs: string, before: string | undefined, after: string, maxLines: number): Diff {
-  if (before === undefined) return newFileDiff(shownAs, after, maxLines);
+/**
+ * A bounded unified diff of `before` (undefined for a new file) and `after`, labelled with
+ * `shownAs` (or `labels`), at most `maxLines` lines with a line that says how much more there was.
+ */
+export function unifiedDiff(shownAs: string, before: string | undefined, after: string, maxLines: number, labels: DiffLabels = { before: `a/${shownAs}`, after: `b/${shownAs}` }): Diff {
+  if (before === undefined) return newFileDiff(labels, after, maxLines);
   const oldLines = splitLines(before);
   const newLines = splitLines(after);
   const blocks = changedBlocks(oldLines, newLines);
   const added = blocks.reduce((sum, block) => sum + block.added.length, 0);
   const removed = blocks.reduce((sum, block) => sum + block.removed.length, 0);
-  const out: string[] = [`--- a/${shownAs}`, `+++ b/${shownAs}`];
+  const out: string[] = [`--- ${labels.before}`, `+++ ${labels.after}`];
   let budget = Math.max(0, maxLines - out.length);
   let hidden = 0;
   const emit = (line: string) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { unifiedDiff } from '../src/lib/diff.js';
+import { unifiedDiff } from '../src/diff.js';
 
 const numbered = (count: number) => Array.from({ length: count }, (_, i) => `l${i + 1}`);
 const text = (lines: readonly string[]) => `${lines.join('\n')}\n`;
@@ -35,5 +35,11 @@ describe('unifiedDiff', () => {
 
   it('is empty past the headers when nothing changed', () => {
     expect(unifiedDiff('f', 'same\n', 'same\n', 10)).toEqual({ text: '--- a/f\n+++ b/f', added: 0, removed: 0 });
+  });
+
+  it('labels both sides as told (bulkhead setup shows the config file by its path)', () => {
+    const labels = { before: '/home/me/.cursor/mcp.json', after: '/home/me/.cursor/mcp.json' };
+    expect(unifiedDiff('x', 'a\nb\nc\n', 'A\nb\nC\n', 100, labels).text).toBe('--- /home/me/.cursor/mcp.json\n+++ /home/me/.cursor/mcp.json\n@@ -1,3 +1,3 @@\n-a\n+A\n b\n-c\n+C');
+    expect(unifiedDiff('x', undefined, '{\n}\n', 100, labels).text).toBe('--- /dev/null\n+++ /home/me/.cursor/mcp.json\n@@ -0,0 +1,2 @@\n+{\n+}');
   });
 });
