@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { EVERYTHING_ENTRY, GATEWAY_CLI, text } from './helpers.js';
+import { startHttpServer, startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { alive, descendants, EVERYTHING_ENTRY, GATEWAY_CLI, text } from './helpers.js';
 
 const run = promisify(execFile);
 let ws: TempWorkspace;
@@ -34,6 +34,18 @@ describe('bulkhead tools, search, serve and audit verify', () => {
     expect(lines[1]).toBe('   Returns the sum of two numbers');
     expect(lines.filter((line) => /^\d+\. /.test(line))).toHaveLength(2);
   });
+
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
+    it(`bulkhead serve passes ${signal} on, so the compartment stops with it`, async () => {
+      ws = tempWorkspace({ 'a.txt': 'alone\n' });
+      const served = await startHttpServer({ script: GATEWAY_CLI, args: ['serve', 'fs', '--root', ws.root] });
+      server = served;
+      const pids = [served.child.pid!, ...descendants(served.child.pid!)];
+      expect(pids).toHaveLength(2);
+      process.kill(served.child.pid!, signal);
+      await expect.poll(() => pids.filter(alive), { timeout: 15_000, interval: 200 }).toEqual([]);
+    });
+  }
 
   it('serves one built-in compartment on its own', async () => {
     ws = tempWorkspace({ 'a.txt': 'alone\n' });

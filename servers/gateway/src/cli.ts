@@ -101,7 +101,7 @@ function serve(namespace: string | undefined, rest: string[]): void {
   const cli = builtinCli(namespace);
   if (!cli) throw new UsageError(`${namespace} is not an installed built-in compartment (built-ins: ${BUILTIN_NAMESPACES.join(', ')})`);
   const child = spawn(process.execPath, [cli, ...rest], { stdio: 'inherit' });
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => child.kill(signal));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
 }
 
