@@ -48,7 +48,8 @@ describe('read-only commands in an empty folder', () => {
     const run = runInEmptyFolder(['doctor']);
     expect(run.stdout).toMatch(/^ok {3}node: v\d+/m);
     expect(run.stdout).toMatch(/^(ok|warn) +git: /m);
-    expect(run.stdout).toContain(`configuration: ${join(run.folder, '.bulkhead')}`);
+    expect(run.stdout).toContain(`ok   configuration: no control-plane folder at ${join(run.folder, '.bulkhead')}: every default applies (bulkhead config init writes one to edit)\n`);
+    expect(run.stdout).toContain('ok   server shell: no tools: shell_policy.yaml enables none\n');
     expect(run.stdout).toContain('ok   server fs: 4 tools\n');
     expect(run.stdout).toContain('ok   server ladder: 20 tools\n');
     expect(readdirSync(run.folder)).toEqual([]);

@@ -191,12 +191,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const describeState = (downstream: Downstream): string | undefined => {
     switch (downstream.state) {
-      case 'ready': {
-        const count = downstream.tools.length;
-        // A built-in with no tool is switched off by its own policy file (shell, by default).
-        const tools = count === 0 && options.builtins.has(downstream.namespace) ? `no tools: ${downstream.namespace}_policy.yaml enables none` : `${count} tool${count === 1 ? '' : 's'}`;
-        return `${downstream.namespace} is up (${tools})${downstream.timesReady > 1 ? ' again' : ''}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
-      }
+      case 'ready':
+        return `${downstream.namespace} is up (${downstream.toolSummary})${downstream.timesReady > 1 ? ' again' : ''}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}`;
       case 'restarting':
       case 'failed':
         return downstream.unavailableReason;

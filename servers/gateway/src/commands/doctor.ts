@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
@@ -69,7 +69,11 @@ export async function doctor(setup: GatewaySetup, http?: { host: string; port: n
     checks.push({ level: 'fail', what: 'configuration', detail: errorMessage(error) });
     return checks;
   }
-  checks.push({ level: 'ok', what: 'configuration', detail: `${setup.controlDir} is valid` });
+  checks.push({
+    level: 'ok',
+    what: 'configuration',
+    detail: existsSync(setup.controlDir) ? `${setup.controlDir} is valid` : `no control-plane folder at ${setup.controlDir}: every default applies (bulkhead config init writes one to edit)`,
+  });
   for (const problem of loaded.problems) checks.push({ level: 'warn', what: 'server', detail: problem });
   loaded.gateway.start();
   await loaded.gateway.settled();
@@ -79,7 +83,7 @@ export async function doctor(setup: GatewaySetup, http?: { host: string; port: n
       checks.push(
         unavailable
           ? { level: 'fail', what: `server ${downstream.namespace}`, detail: unavailable }
-          : { level: downstream.listWarning ? 'warn' : 'ok', what: `server ${downstream.namespace}`, detail: `${downstream.tools.length} tools${downstream.listWarning ? `; ${downstream.listWarning}` : ''}` },
+          : { level: downstream.listWarning ? 'warn' : 'ok', what: `server ${downstream.namespace}`, detail: `${downstream.toolSummary}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}` },
       );
     }
     for (const name of loaded.gateway.catalog.quarantined()) {

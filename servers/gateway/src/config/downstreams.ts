@@ -63,7 +63,7 @@ export function resolveDownstreams(config: GatewayConfig, roots: readonly string
     }
     builtins.add(namespace);
     const args = [cli, ...roots.flatMap((root) => ['--root', root]), '--config', controlDir, '--gated-by-gateway', ...entry.args];
-    specs.push({ kind: 'stdio', namespace, child: { command: process.execPath, args, env: childEnv(entry.env), cwd }, ...timeout });
+    specs.push({ kind: 'stdio', namespace, child: { command: process.execPath, args, env: childEnv(entry.env), cwd }, builtin: true, ...timeout });
   }
   return { specs, problems, builtins };
 }

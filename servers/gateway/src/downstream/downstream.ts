@@ -11,6 +11,8 @@ export type DownstreamSpec = (
 ) & {
   /** Its own start timeout, when bulkhead.yaml gives one. */
   readonly startTimeoutMs?: number;
+  /** A compartment Bulkhead ships (its tools switch on and off in `<namespace>_policy.yaml`). */
+  readonly builtin?: boolean;
 };
 
 export interface RestartPolicy {
@@ -93,6 +95,13 @@ export class Downstream {
 
   private isStopped(): boolean {
     return this.state === 'stopped';
+  }
+
+  /** Its tools in words: "4 tools", or why a built-in has none. */
+  get toolSummary(): string {
+    const count = this.tools.length;
+    if (count === 0 && this.spec.builtin) return `no tools: ${this.namespace}_policy.yaml enables none`;
+    return `${count} tool${count === 1 ? '' : 's'}`;
   }
 
   /** Whether it has not finished its first attempt to start yet. */
