@@ -53,8 +53,13 @@ describe('classifyAddress', () => {
     ['169.254.170.23', 'metadata'],
     ['100.100.100.200', 'metadata'],
     ['168.63.129.16', 'metadata'],
-    ['::2', 'reserved'],
-    ['::ffff', 'reserved'],
+    ['::2', 'translated'],
+    ['::ffff', 'translated'],
+    ['2001::1', 'reserved'], // Teredo: the inverted client 0.0.0.1 is 255.255.255.254
+    ['3fff::1', 'reserved'],
+    ['5f00::1', 'reserved'],
+    ['4000::1', 'reserved'],
+    ['2001:1::1', 'public'],
     ['8.8.8.8', 'public'],
     ['172.32.0.1', 'public'],
     ['100.128.0.1', 'public'],
@@ -76,10 +81,27 @@ describe('classifyAddress', () => {
     ['2002:7f00:1::', 'loopback'],
     ['2002:a9fe:a9fe::1', 'metadata'],
     ['2002:c0a8:101::', 'private'],
-    ['64:ff9b::8.8.8.8', 'public'],
-    ['2002:808:808::1', 'public'],
+    ['2001:0:4136:e378:8000:63bf:f5ff:fffe', 'private'], // Teredo whose (inverted) client is 10.0.0.1
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'loopback'], // client 127.0.0.1
+    ['2001:0:4136:e378:8000:63bf:5601:5601', 'metadata'], // client 169.254.169.254… inverted: 0x5601 5601
   ])('the IPv6 form %s carries a %s IPv4 address', (address, kind) => {
     expect(classOf(address)).toBe(kind);
+  });
+
+  it.each([['64:ff9b::8.8.8.8'], ['64:ff9b:1::808:808'], ['2002:808:808::1'], ['2001:0:4136:e378:8000:63bf:f7f7:f7f7'], ['::8.8.8.8'], ['::ffff:0:8.8.8.8']])(
+    'the IPv4-embedding form %s is refused whole even when it carries a public address',
+    (address) => {
+      expect(classOf(address)).toBe('translated');
+      expect(() => new NetworkGuard().checkAddress(address)).toThrow("is refused: it is a translated IPv4 (NAT64, 6to4, Teredo or IPv4-compatible: the IPv4 host behind it is a translator's choice) address");
+      expect(() => new NetworkGuard({ allowPrivate: ['64:ff9b::/96', '2002::/16', '2001::/32', '::/96', '::ffff:0:0:0/96', '64:ff9b:1::/48'] }).checkAddress(address)).not.toThrow();
+    },
+  );
+
+  it('an embedded metadata address stays refused when allow_private opens the translation prefix', () => {
+    const guard = new NetworkGuard({ allowPrivate: ['64:ff9b::/96', '2002::/16', '2001::/32'] });
+    for (const address of ['64:ff9b::a9fe:a9fe', '2002:a9fe:a9fe::1', '2001:0:4136:e378:8000:63bf:5601:5601']) {
+      expect(() => guard.checkAddress(address)).toThrow('cloud metadata addresses are never fetched');
+    }
   });
 
   it('formats IPv4 (also mapped) as a dotted quad and IPv6 compressed', () => {

@@ -293,6 +293,30 @@ describe('web_fetch refusals', () => {
     expect(site.seen.length).toBe(before);
   });
 
+  it('refuses names resolving to any not globally reachable block of the IANA registries (Teredo, 3fff::/20, 5f00::/16, NAT64, 6to4) before connecting', async () => {
+    // Addresses that route nowhere even if the guard failed (documentation space, or carrying 192.0.2.1); run under `unshare --net` all the same.
+    const answers: Record<string, string> = {
+      'teredo.test': '2001::f5ff:fffe',
+      'doc.test': '3fff::1',
+      'srv6.test': '5f00::1',
+      'nat64.test': '64:ff9b::c000:201',
+      'sixtofour.test': '2002:c000:201::1',
+      'ietf.test': '2001:2::1',
+    };
+    const resolve = async (hostname: string) => (answers[hostname] === undefined ? [] : [{ address: answers[hostname]!, family: 6 }]);
+    h = await startWeb({ policy: { ports: [site.port] }, resolve });
+    const before = site.seen.length;
+    for (const [name, address] of Object.entries(answers)) {
+      const result = await h.call('web_fetch', { url: `http://${name}/` });
+      expect(result.isError, name).toBe(true);
+      expect(result.text, name).toMatch(new RegExp(`^${name.replace('.', '\\.')} resolves to ${address.replace(/\./g, '\\.')} is refused: it is a (private|reserved|link-local|loopback|translated IPv4)`));
+    }
+    for (const literal of ['[3fff::1]', '[5f00::1]', '[2001::f5ff:fffe]', '[64:ff9b::c000:201]']) {
+      expect((await h.call('web_fetch', { url: `http://${literal}/` })).text).toContain('is refused: it is a');
+    }
+    expect(site.seen.length).toBe(before);
+  });
+
   it('connects to the checked address while sending the name as Host', async () => {
     const resolve = async () => [{ address: '127.0.0.1', family: 4 }];
     h = await startWeb({ policy: localSitePolicy(site), resolve });

@@ -108,7 +108,8 @@ function describeClass(kind: AddressClass): string {
     link_local: 'link-local',
     cgnat: 'carrier-grade NAT (100.64.0.0/10)',
     multicast: 'multicast',
-    reserved: 'reserved',
+    reserved: 'reserved (not globally reachable in the IANA special-purpose registries)',
+    translated: 'translated IPv4 (NAT64, 6to4, Teredo or IPv4-compatible: the IPv4 host behind it is a translator\'s choice)',
     metadata: 'cloud metadata',
   };
   return names[kind];
