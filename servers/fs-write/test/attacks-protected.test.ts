@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { PERSISTENCE_ENTRIES } from '@bulkhead/core';
 import { tempWorkspace } from '@bulkhead/core/testing';
 import { loadFsWritePolicy } from '@bulkhead/fs-write';
 import { sha256, skipAudit, snapshot, strayTemps } from './attack-kit.js';
@@ -141,6 +142,31 @@ describe.each(Object.keys(TOOLS) as ToolName[])('%s: the protected set is refuse
     await refused('.claude/commands/x.md', rule('.claude/commands/x.md', '.claude/'));
     await refused('.mcp.json', rule('.mcp.json', '.mcp.json'));
     await refused('.github/workflows/ci.yml', rule('.github/workflows/ci.yml', '.github/'));
+  });
+
+  it('refuses the persistence points of a root that is a home folder (shell start-up, autostart, git and package-manager configuration) and .gitmodules', async () => {
+    await refused('.bashrc', rule('.bashrc', '.bashrc'));
+    await refused('.profile', rule('.profile', '.profile'));
+    await refused('.bash_profile', rule('.bash_profile', '.bash_profile'));
+    await refused('.zshrc', rule('.zshrc', '.zshrc'));
+    await refused('.gitconfig', rule('.gitconfig', '.gitconfig'));
+    await refused('.config/git/config', rule('.config/git/config', '.config/git'));
+    await refused('.npmrc', rule('.npmrc', '.npmrc'));
+    await refused('.config/autostart/x.desktop', rule('.config/autostart/x.desktop', '.config/autostart'));
+    await refused('.config/systemd/user/x.service', rule('.config/systemd/user/x.service', '.config/systemd'));
+    await refused('.config/fish/config.fish', rule('.config/fish/config.fish', '.config/fish'));
+    await refused('.local/bin/git', rule('.local/bin/git', '.local/bin'));
+    await refused('.gitmodules', rule('.gitmodules', '.gitmodules'));
+    await refused('vendor/lib/.gitmodules', rule('vendor/lib/.gitmodules', '.gitmodules'));
+    await refused('.BashRC', rule('.BashRC', '.bashrc'));
+    await refused('.Config/Autostart/x.desktop', rule('.Config/Autostart/x.desktop', '.config/autostart'));
+    // Every entry of the one list the sandbox holds read-only too: a file by its name, a folder by a file in it.
+    for (const entry of PERSISTENCE_ENTRIES) {
+      const path = entry.kind === 'file' ? entry.path : `${entry.path}/new-entry`;
+      const glob = entry.kind === 'folder' && !entry.path.includes('/') ? `${entry.path}/` : entry.path;
+      // direnv's .envrc is a secret's name as well: the first rule that matches is named.
+      await refused(path, rule(path, path === '.envrc' ? '.env*' : glob));
+    }
   });
 
   it('refuses protected folders reached through a symlinked folder with an ordinary name', async () => {
