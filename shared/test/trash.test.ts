@@ -1,4 +1,5 @@
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { measureEntry, moveEntry, Roots, ToolError, Trash, trashPolicySchema, type ConfinedPath, type TrashPolicy } from '@bulkhead/core';
@@ -53,6 +54,9 @@ describe('Trash.put and list', () => {
       bytes: 7,
       entries: 0,
       deleted_at: '2026-05-12T14:30:12.000Z',
+      reason: 'deleted',
+      pid: process.pid,
+      host: hostname(),
     });
     expect(existsSync(join(root, 'notes/todo.md'))).toBe(false);
     expect(readdirSync(join(controlDir, 'trash', manifest.id)).sort()).toEqual(['entry', 'manifest.json']);

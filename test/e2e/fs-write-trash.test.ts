@@ -140,3 +140,56 @@ describe('fs_write behind the gateway', () => {
     expect(lstatSync(ws.path('b/a.txt')).isFile()).toBe(true);
   });
 });
+
+/** The trash id a reply gives for the version it replaced. */
+function keptId(reply: string): string {
+  const id = /The previous version \([^)]+\) is in the trash as (\S+);/.exec(reply)?.[1];
+  if (!id) throw new Error(`no kept version in: ${reply}`);
+  return id;
+}
+
+describe('a version replaced by an edit comes back with bulkhead trash restore', () => {
+  it('over the fs_write server: list shows each replaced version, restore --to brings any one back, never over the file', async () => {
+    ws = tempWorkspace({ ...ALLOW, 'src/app.ts': 'export const v = 0;\n' });
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    const call = async (name: string, args: Record<string, unknown>) => text(await server!.client.callTool({ name, arguments: args }));
+    const first = keptId(await call('edit_file', { path: 'src/app.ts', old_string: 'v = 0', new_string: 'v = 1' }));
+    const second = keptId(await call('write_file', { path: 'src/app.ts', content: 'export const v = 2;\n' }));
+    const third = keptId(await call('multi_edit', { path: 'src/app.ts', edits: [{ old_string: 'v = 2', new_string: 'v = 3' }] }));
+
+    const listed = await bulkhead('trash', 'list');
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.trimEnd().split('\n');
+    expect(lines.slice(0, 3)).toEqual(
+      [third, second, first].map((id) => expect.stringMatching(new RegExp(`^${id}  \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d UTC  file +20 B  src/app\\.ts \\(replaced version\\)$`))),
+    );
+    expect(lines[3]).toBe(`3 entries, 60 B, in ${ws.path('.bulkhead/trash')} (kept 7 days, at most 1.0 GiB; fs_write_policy.yaml trash:).`);
+
+    // The file exists, so restore refuses to overwrite it; --to puts the version beside it.
+    expect(await bulkhead('trash', 'restore', first)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `bulkhead: cannot restore ${first}: src/app.ts exists now (a file); nothing was restored. Move it away first, or restore to another path.\n`,
+    });
+    expect(await bulkhead('trash', 'restore', first, '--to', ws.path('src/app.v0.ts'))).toEqual({ code: 0, stdout: `Restored ${first} to ${ws.path('src/app.v0.ts')} (file, 20 B).\n`, stderr: '' });
+    expect(readFileSync(ws.path('src/app.v0.ts'), 'utf8')).toBe('export const v = 0;\n');
+    expect(readFileSync(ws.path('src/app.ts'), 'utf8')).toBe('export const v = 3;\n');
+    // The control-plane folder stays out of reach: a version cannot be restored into it.
+    expect((await bulkhead('trash', 'restore', second, '--to', ws.path('.bulkhead/permissions.yaml.old'))).code).toBe(1);
+    expect((await bulkhead('trash', 'list')).stdout.split('\n')[0]).toMatch(new RegExp(`^${third} `));
+  });
+
+  it('through the gateway: an edit with call_tool keeps the old version for the CLI', async () => {
+    ws = tempWorkspace({ ...ALLOW, '.bulkhead/bulkhead.yaml': 'servers:\n  fs_write: {}\n', 'notes.md': '# old\n' });
+    server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    const reply = text(await server.client.callTool({ name: 'call_tool', arguments: { name: 'fs_write__edit_file', arguments: { path: 'notes.md', old_string: 'old', new_string: 'new' } } }));
+    const id = keptId(reply);
+    expect(reply).toContain(`\`bulkhead trash restore ${id} --to PATH\` brings it back`);
+    expect((await bulkhead('trash', 'list')).stdout.split('\n')[0]).toMatch(new RegExp(`^${id}  .*  file +6 B  notes\\.md \\(replaced version\\)$`));
+    await server.close();
+    server = undefined;
+    expect(await bulkhead('trash', 'restore', id, '--to', ws.path('notes.old.md'))).toEqual({ code: 0, stdout: `Restored ${id} to ${ws.path('notes.old.md')} (file, 6 B).\n`, stderr: '' });
+    expect(readFileSync(ws.path('notes.old.md'), 'utf8')).toBe('# old\n');
+    expect(readFileSync(ws.path('notes.md'), 'utf8')).toBe('# new\n');
+  });
+});

@@ -36,7 +36,7 @@ export function createFsWriteServer(options: FsWriteServerOptions): ToolServer {
   return createToolServer<FsWriteCapabilities>({
     namespace: 'fs_write',
     version: FS_WRITE_VERSION,
-    instructions: `Writes files under ${paths.real.join(', ')}. Paths are relative to ${paths.primary}. Every change returns a diff; deletes go to a trash that \`bulkhead trash restore\` empties back.`,
+    instructions: `Writes files under ${paths.real.join(', ')}. Paths are relative to ${paths.primary}. Every change returns a diff; deletes, and the previous version of every file a write or an edit replaces, go to a trash that \`bulkhead trash restore\` brings back.`,
     tools: fsWriteTools,
     policy,
     capabilities: { paths, limits: policy.limits, locks: new PathLocks(), trash },

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 /** The built server, for tests that need a real process. */
 export const FS_WRITE_CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 
-/** A temp file of writeFileSafely (`.<name>.bulkhead-<12 hex>.tmp`) or its replace lock (`.<name>.bulkhead-lock`). */
-export const TEMP_FILE = /^\..*\.bulkhead-([0-9a-f]{12}\.tmp|lock)$/;
+/** A temp file of writeFileSafely (`.<name>.bulkhead-<pid>-<12 hex>.tmp`) or its replace lock (`.<name>.bulkhead-lock`). */
+export const TEMP_FILE = /^\..*\.bulkhead-(\d+-[0-9a-f]{12}\.tmp|lock)$/;
 
 export const sha256 = (bytes: string | Uint8Array) => createHash('sha256').update(bytes).digest('hex');
 
@@ -41,5 +41,27 @@ export function strayTemps(dir: string): string[] {
   return Object.keys(snapshot(dir)).filter((rel) => TEMP_FILE.test(rel.split('/').at(-1)!));
 }
 
-/** The audit log of the control-plane folder changes with every call; nothing else may. */
-export const skipAudit = (relative: string) => relative === '.bulkhead/audit';
+/**
+ * The audit log of the control-plane folder changes with every call, and the trash with every
+ * write over a file (its previous version) and its journal of temp files; nothing else may.
+ * Tests that care what the trash holds look at it with trashSlots().
+ */
+export const skipAudit = (relative: string) => relative === '.bulkhead/audit' || relative === '.bulkhead/trash';
+
+/** The slots of the trash (one per deleted entry or replaced version), and anything else in it but the journal. */
+export function trashSlots(root: string): string[] {
+  try {
+    return readdirSync(join(root, '.bulkhead/trash')).filter((name) => name !== '.in-flight').sort();
+  } catch {
+    return [];
+  }
+}
+
+/** Records of the temp-file journal left in the trash (a dead writer's, until a server sweeps them). */
+export function journalRecords(root: string): string[] {
+  try {
+    return readdirSync(join(root, '.bulkhead/trash/.in-flight'));
+  } catch {
+    return [];
+  }
+}

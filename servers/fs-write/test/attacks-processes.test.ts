@@ -2,7 +2,7 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync,
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { FS_WRITE_CLI, sha256, skipAudit, snapshot, strayTemps, TEMP_FILE } from './attack-kit.js';
+import { FS_WRITE_CLI, journalRecords, sha256, skipAudit, snapshot, strayTemps, TEMP_FILE, trashSlots } from './attack-kit.js';
 import { toolCall, type ToolCall } from './helpers.js';
 
 let ws: TempWorkspace | undefined;
@@ -55,6 +55,9 @@ describe('a full disk (the server process may not write files over 1 MiB: RLIMIT
     // Not one byte changed, and the folder made for the new file was taken away again.
     expect(snapshot(ws.root, skipAudit)).toEqual(before);
     expect(strayTemps(ws.root)).toEqual([]);
+    // The previous versions kept for the failed writes were taken out of the trash again.
+    expect(trashSlots(ws.root)).toEqual([]);
+    expect(journalRecords(ws.root)).toEqual([]);
     expect(readdirSync(ws.root).sort()).toEqual(['.bulkhead', 'big.txt', 'grow.txt', 'keep']);
     // A write under the limit still works.
     expect((await call('write_file', { path: 'small.txt', content: 'fine\n' })).text.split('\n')[0]).toBe(`Created small.txt (new file; +1 −0 lines; 5 B; sha256 ${sha256('fine\n')})`);
@@ -89,6 +92,7 @@ describe('a read-only folder', () => {
 
     expect(snapshot(ws.root, skipAudit)).toEqual(before);
     expect(strayTemps(ws.root)).toEqual([]);
+    expect(trashSlots(ws.root)).toEqual([]);
     // The server runs as a user who can write elsewhere in the workspace.
     expect((await call('write_file', { path: 'ok.txt', content: 'ok\n' })).isError).toBe(false);
     chmodSync(ws.path('ro'), 0o755);
@@ -144,8 +148,14 @@ describe('kill -9 of the server in the middle of a large write', () => {
     const now = fileSha(ws.path('big.txt'));
     expect([oldSha, newSha]).toContain(now);
     expect(now).toBe(oldSha);
-    // The only trace is the dead writer's temp file (never the target): at most one.
+    // The only trace is the dead writer's temp file (never the target): at most one, and the next
+    // server sweeps it when it starts (its journal names it and its pid is dead).
     expect(strayTemps(ws.root).length).toBeLessThanOrEqual(1);
+    await server.close();
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    await expect.poll(() => strayTemps(ws!.root)).toEqual([]);
+    await expect.poll(() => journalRecords(ws!.root)).toEqual([]);
+    expect(fileSha(ws.path('big.txt'))).toBe(oldSha);
     rmSync(ws.path('big.txt'));
   });
 });

@@ -12,7 +12,8 @@ describe('edit_file', () => {
     fsw = await startFsWrite({ 'a.ts': 'const a = 1;\nconst b = 2;\nconst c = 3;\n' });
     const result = await fsw.call('edit_file', { path: 'a.ts', old_string: 'const b = 2;', new_string: 'const b = 20;' });
     expect(result.isError).toBe(false);
-    expect(result.text.split('\n').slice(1)).toEqual(['```diff', '--- a/a.ts', '+++ b/a.ts', '@@ -1,3 +1,3 @@', ' const a = 1;', '-const b = 2;', '+const b = 20;', ' const c = 3;', '```']);
+    expect(result.text.split('\n').slice(1, -1)).toEqual(['```diff', '--- a/a.ts', '+++ b/a.ts', '@@ -1,3 +1,3 @@', ' const a = 1;', '-const b = 2;', '+const b = 20;', ' const c = 3;', '```']);
+    expect(result.text.split('\n').at(-1)).toMatch(/^The previous version \(39 B\) is in the trash as \d{8}-\d{6}-[0-9a-f]{8}; /);
     expect(result.text.split('\n')[0]).toMatch(/^Updated a\.ts \(1 replacement; \+1 −1 lines; 40 B; sha256 [0-9a-f]{64}\)$/);
     expect(bytes('a.ts').toString()).toBe('const a = 1;\nconst b = 20;\nconst c = 3;\n');
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFsWrite, type FsWriteHarness } from './helpers.js';
@@ -90,6 +91,9 @@ describe('delete_path', () => {
       bytes: 14,
       entries: 0,
       deleted_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      reason: 'deleted',
+      pid: process.pid,
+      host: hostname(),
     });
   });
 

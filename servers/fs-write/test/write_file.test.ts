@@ -42,6 +42,7 @@ describe('write_file', () => {
       ' line 12',
       ' line 13',
       '```',
+      expect.stringMatching(/^The previous version \(151 B\) is in the trash as \d{8}-\d{6}-[0-9a-f]{8}; `bulkhead trash restore \S+ --to PATH` brings it back \(restore never overwrites run\.sh: give another path, or move run\.sh away first\)\.$/),
     ]);
     expect(statSync(fsw.ws.path('run.sh')).mode & 0o7777).toBe(0o750);
     expect(leftovers(fsw.ws.root)).toEqual([]);

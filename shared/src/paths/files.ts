@@ -4,7 +4,8 @@ import { basename, dirname, join, relative, sep } from 'node:path';
 import { ToolError } from '../errors.js';
 import type { ConfinedPath, PathPurpose, Roots } from './roots.js';
 import { OPEN_READ_FLAGS } from './roots.js';
-import { stemOf, tempName } from './temp-names.js';
+import { processAlive } from '../processes.js';
+import { isTempNameOf, lockName, tempName, type InFlight, type InFlightRelease } from './temp-names.js';
 
 export interface OpenedFile {
   readonly handle: FileHandle;
@@ -176,7 +177,12 @@ function sameFile(expected: ExpectedFile, stat: Stats | undefined): boolean {
  * if the file is still the one that was read. A failed write (a full disk) leaves the original
  * untouched and no temp file behind. The target folder must already exist.
  */
-export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Array, shownAs: string, expected?: ExpectedFile): Promise<WriteResult> {
+export interface WriteOptions {
+  /** Journal of the hidden files this write creates, so that a kill -9 leaves nothing a restart does not sweep. */
+  readonly inFlight?: InFlight;
+}
+
+export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Array, shownAs: string, expected?: ExpectedFile, options: WriteOptions = {}): Promise<WriteResult> {
   const folder = await pinnedFolder(dirname(path), shownAs);
   const name = basename(path);
   try {
@@ -189,6 +195,7 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
     if (expected && !sameFile(expected, existing)) throw changedError(shownAs, expected);
     const mode = existing ? existing.mode & 0o7777 : 0o644;
     const temp = tempName(name);
+    const released = await track(options.inFlight, dirname(path), temp);
     try {
       const handle = await fsp.open(folder.at(temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
       try {
@@ -207,7 +214,7 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
       }
       // Check and rename under a lock that other processes honour too: between a bare check and
       // the rename, another writer's rename could slip in and be overwritten unseen.
-      await withReplaceLock(folder.at(lockName(name)), shownAs, async () => {
+      await withReplaceLock(folder.at(lockName(name)), shownAs, options.inFlight && join(dirname(path), lockName(name)), options.inFlight, async () => {
         if (expected && !sameFile(expected, await lstatOrUndefined(folder.at(name)))) throw changedError(shownAs, expected);
         await fsp.rename(folder.at(temp), folder.at(name));
       });
@@ -219,48 +226,92 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
       throw new ToolError(`cannot write ${shownAs}: ${errnoReason(error)}; nothing was written${existing ? `, ${shownAs} is unchanged` : ''}`, 'write_failed');
     } finally {
       await fsp.rm(folder.at(temp), { force: true });
+      await released();
     }
   } finally {
     await folder.close();
   }
 }
 
-/** The lock file beside `name` that writers hold while they check it and replace it. */
-function lockName(name: string): string {
-  return `.${stemOf(name)}.bulkhead-lock`;
+async function track(inFlight: InFlight | undefined, folder: string, name: string): Promise<InFlightRelease> {
+  return inFlight ? inFlight.track(join(folder, name)) : async () => undefined;
+}
+
+/**
+ * Takes away the second names a writer killed between link() and unlink() left beside `path`:
+ * temp names made for this very name that are the same inode as it. Removing one loses nothing
+ * (the real name keeps the content), so no owner check is needed. Returns how many went.
+ */
+export async function releaseInterruptedLinks(path: string): Promise<number> {
+  const folder = dirname(path);
+  const name = basename(path);
+  const stat = await lstatOrUndefined(path);
+  if (!stat?.isFile() || stat.nlink < 2) return 0;
+  let removed = 0;
+  for (const candidate of await fsp.readdir(folder).catch(() => [] as string[])) {
+    if (!isTempNameOf(candidate, name)) continue;
+    const other = await lstatOrUndefined(join(folder, candidate)).catch(() => undefined);
+    if (other && sameInode(other, stat)) await fsp.unlink(join(folder, candidate)).then(() => removed++, () => undefined);
+  }
+  return removed;
 }
 
 /** A replace lock older than this was left by a writer that died holding it (it is held for two system calls). */
 export const REPLACE_LOCK_STALE_MS = 2000;
 const REPLACE_LOCK_WAIT_MS = 5000;
+/** A lock naming a dead process is taken over once it is this old (a pid of another pid namespace looks dead). */
+const DEAD_HOLDER_GRACE_MS = 100;
+
+/** The pid a lock file names, or undefined when it names none (being written, or from an older version). */
+async function lockHolder(lock: string): Promise<number | undefined> {
+  const text = await fsp.readFile(lock, 'utf8').catch(() => '');
+  const pid = Number(text.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
 
 /**
  * Runs `work` holding an exclusive lock file: created with O_EXCL (atomic on every local
- * filesystem), removed when done, taken over when older than REPLACE_LOCK_STALE_MS.
+ * filesystem) holding the pid of its holder, removed when done, taken over when its holder is
+ * dead or it is older than REPLACE_LOCK_STALE_MS. With `inFlight` the lock is journaled, so a
+ * holder killed with it is swept at the next start.
  */
-async function withReplaceLock<T>(lock: string, shownAs: string, work: () => Promise<T>): Promise<T> {
+async function withReplaceLock<T>(lock: string, shownAs: string, recorded: string | undefined, inFlight: InFlight | undefined, work: () => Promise<T>): Promise<T> {
   const started = Date.now();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await (await fsp.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600)).close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const held = await lstatOrUndefined(lock);
-    if (held && Date.now() - held.mtimeMs > REPLACE_LOCK_STALE_MS) {
-      await fsp.rm(lock, { force: true });
-      continue;
-    }
-    if (Date.now() - started > REPLACE_LOCK_WAIT_MS) {
-      throw new ToolError(`${shownAs} is being replaced by another writer that holds its lock for too long; nothing was written. Retry in a moment.`, 'conflict');
-    }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(1 + attempt, 20)));
-  }
+  const released = inFlight && recorded ? await inFlight.track(recorded) : async () => undefined;
   try {
-    return await work();
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const handle = await fsp.open(lock, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+        try {
+          await handle.writeFile(String(process.pid));
+        } finally {
+          await handle.close();
+        }
+        break;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      }
+      const held = await lstatOrUndefined(lock);
+      if (held) {
+        const age = Date.now() - held.mtimeMs;
+        const holder = age > DEAD_HOLDER_GRACE_MS ? await lockHolder(lock) : undefined;
+        if (age > REPLACE_LOCK_STALE_MS || (holder !== undefined && holder !== process.pid && !processAlive(holder))) {
+          await fsp.rm(lock, { force: true });
+          continue;
+        }
+      }
+      if (Date.now() - started > REPLACE_LOCK_WAIT_MS) {
+        throw new ToolError(`${shownAs} is being replaced by another writer that holds its lock for too long; nothing was written. Retry in a moment.`, 'conflict');
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1 + attempt, 20)));
+    }
+    try {
+      return await work();
+    } finally {
+      await fsp.rm(lock, { force: true });
+    }
   } finally {
-    await fsp.rm(lock, { force: true });
+    await released();
   }
 }
 

@@ -16,6 +16,11 @@ export const trashManifestSchema = z.strictObject({
   /** Entries inside a folder, at any depth. */
   entries: z.number().int().min(0),
   deleted_at: z.iso.datetime(),
+  /** Why it is here: deleted (or replaced by a move), or the previous version of a file a write replaced. Absent: deleted. */
+  reason: z.enum(['deleted', 'replaced']).optional(),
+  /** The process that put it here and its host, so an interrupted put of a dead process is cleared at once. */
+  pid: z.number().int().min(1).optional(),
+  host: z.string().max(255).optional(),
 });
 
 export type TrashManifest = z.output<typeof trashManifestSchema>;

@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fsp } from 'node:fs';
+import { constants, promises as fsp, type Stats } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { ToolError } from '../errors.js';
 import { formatBytes } from '../limits/truncate.js';
 import { makeFoldersSafely } from '../paths/files.js';
 import { moveEntry } from '../paths/move.js';
 import type { ConfinedPath, Roots } from '../paths/roots.js';
+import { InFlight } from '../paths/temp-names.js';
+import { processAlive } from '../processes.js';
 import { entriesInside, lstatIfExists, measureEntry, type EntrySummary } from '../paths/tree.js';
 import { TRASH_ID, trashManifestSchema, type TrashManifest } from './manifest.js';
 import type { TrashPolicy } from './policy.js';
@@ -15,6 +18,10 @@ const ENTRY = 'entry';
 const MAX_MANIFEST_BYTES = 64 * 1024;
 /** Removed folders are renamed to this prefix first, so a concurrent restore never sees half of one. */
 const PURGING = '.purge-';
+/** A slot is filled under this prefix (with the pid of its maker) and renamed to its id with its manifest in it. */
+const STAGING = '.new-';
+/** The journal of hidden files writers create in the roots (see InFlight). */
+const IN_FLIGHT = '.in-flight';
 /** A trash folder without its entry is left alone this long: another process may be filling it. */
 const INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -54,11 +61,16 @@ export interface RestoreResult {
 
 /** One folder of the trash as found on disk. */
 type Slot =
-  | { readonly state: 'complete' | 'incomplete'; readonly id: string; readonly manifest: TrashManifest }
+  | { readonly state: 'complete' | 'incomplete'; readonly id: string; readonly manifest: TrashManifest; readonly entry?: Stats }
   | { readonly state: 'unreadable'; readonly id: string; readonly problem: string; readonly hasEntry: boolean; readonly mtimeMs: number };
 
 function code(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException).code;
+}
+
+/** Whether the process that wrote this manifest is gone (a manifest of an older version, without a pid, never is). */
+function ownerDead(manifest: TrashManifest): boolean {
+  return manifest.pid !== undefined && manifest.host === hostname() && manifest.pid !== process.pid && !processAlive(manifest.pid);
 }
 
 function newId(now: Date): string {
@@ -73,6 +85,8 @@ function newId(now: Date): string {
  */
 export class Trash {
   readonly folder: string;
+  /** The journal of hidden files (temp and lock files) that writes create in the roots; purge() sweeps it. */
+  readonly inFlight: InFlight;
   private readonly now: () => Date;
 
   constructor(
@@ -81,6 +95,7 @@ export class Trash {
     private readonly options: TrashOptions = {},
   ) {
     this.folder = join(controlDir, 'trash');
+    this.inFlight = new InFlight(join(this.folder, IN_FLIGHT));
     this.now = options.now ?? (() => new Date());
   }
 
@@ -107,33 +122,11 @@ export class Trash {
         'too_large',
       );
     }
-    const folder = await this.ensureFolder();
-    const deletedAt = this.now();
-    let id = newId(deletedAt);
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await fsp.mkdir(join(folder, id), { mode: 0o700 });
-        break;
-      } catch (error) {
-        if (code(error) !== 'EEXIST' || attempt >= 4) throw error;
-        id = newId(deletedAt);
-      }
-    }
-    const slot = join(folder, id);
-    const manifest: TrashManifest = {
-      id,
-      original: path,
-      shown_as: shownAs,
-      kind: summary.kind,
-      bytes: summary.bytes,
-      entries: entriesInside(summary),
-      deleted_at: deletedAt.toISOString(),
-    };
+    const { manifest, slot } = await this.createSlot(path, shownAs, { kind: summary.kind, bytes: summary.bytes, entries: entriesInside(summary) }, 'deleted');
     try {
       // The manifest comes first: a crash after it leaves a slot without an entry, which purge
       // clears, and the entry still where it was. The other order could leave an entry nobody can place.
-      await fsp.writeFile(join(slot, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { flag: 'wx', mode: 0o600 });
-      await moveEntry(path, join(slot, ENTRY), summary.kind, { from: shownAs, to: `the trash entry ${id}` });
+      await moveEntry(path, join(slot, ENTRY), summary.kind, { from: shownAs, to: `the trash entry ${manifest.id}` });
     } catch (error) {
       await fsp.rm(slot, { recursive: true, force: true });
       if (error instanceof ToolError) throw error;
@@ -142,9 +135,86 @@ export class Trash {
     return manifest;
   }
 
+  /**
+   * Makes a slot holding only its manifest: filled under a staging name that carries this pid,
+   * then renamed to its id, so a crash leaves either nothing under an id or a complete manifest
+   * (and a staging folder of a dead process, which purge clears).
+   */
+  private async createSlot(
+    path: string,
+    shownAs: string,
+    what: Pick<TrashManifest, 'kind' | 'bytes' | 'entries'>,
+    reason: 'deleted' | 'replaced',
+  ): Promise<{ manifest: TrashManifest; slot: string }> {
+    const folder = await this.ensureFolder();
+    const deletedAt = this.now();
+    const staging = join(folder, `${STAGING}${process.pid}-${randomBytes(4).toString('hex')}`);
+    await fsp.mkdir(staging, { mode: 0o700 });
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const id = newId(deletedAt);
+        const manifest: TrashManifest = { id, original: path, shown_as: shownAs, ...what, deleted_at: deletedAt.toISOString(), reason, pid: process.pid, host: hostname() };
+        await fsp.writeFile(join(staging, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600 });
+        try {
+          await fsp.rename(staging, join(folder, id));
+          return { manifest, slot: join(folder, id) };
+        } catch (error) {
+          if (!['EEXIST', 'ENOTEMPTY'].includes(code(error) ?? '') || attempt >= 4) throw error;
+        }
+      }
+    } catch (error) {
+      await fsp.rm(staging, { recursive: true, force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * Keeps `bytes`, the content of the file at `path` (as `stat` described it) that a write is
+   * about to replace, as a file entry of its own: written and synced inside the slot, its mode
+   * and times those of the file. Called before the new content is put in place, so the old one is
+   * in the trash first; a write that then fails takes it out again with discard().
+   */
+  async keep(path: ConfinedPath, shownAs: string, bytes: Uint8Array, stat: Stats): Promise<TrashManifest> {
+    if (bytes.length > this.policy.max_bytes) {
+      throw new ToolError(
+        `the current content of ${shownAs} (${formatBytes(bytes.length)}) is more than the trash may keep (${this.setting('max_bytes')}: ${formatBytes(this.policy.max_bytes)}), so replacing it could not be undone; nothing was written. Raise ${this.setting('max_bytes')} to allow it.`,
+        'too_large',
+      );
+    }
+    let made: { manifest: TrashManifest; slot: string };
+    try {
+      made = await this.createSlot(path, shownAs, { kind: 'file', bytes: bytes.length, entries: 0 }, 'replaced');
+    } catch (error) {
+      throw new ToolError(`the current content of ${shownAs} could not be kept in the trash (${(error as Error).message}); nothing was written`, 'write_failed');
+    }
+    const partial = join(made.slot, `${ENTRY}.partial`);
+    try {
+      const handle = await fsp.open(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+      try {
+        await handle.writeFile(bytes);
+        await handle.chmod(stat.mode & 0o7777);
+        await handle.utimes(stat.atime, stat.mtime);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await fsp.rename(partial, join(made.slot, ENTRY));
+    } catch (error) {
+      await fsp.rm(made.slot, { recursive: true, force: true });
+      throw new ToolError(`the current content of ${shownAs} could not be kept in the trash (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); nothing was written`, 'write_failed');
+    }
+    return made.manifest;
+  }
+
+  /** Takes a kept version out again, when the write it was kept for did not happen. */
+  async discard(id: string): Promise<void> {
+    if (TRASH_ID.test(id)) await this.remove(id);
+  }
+
   private async readSlot(id: string): Promise<Slot | undefined> {
     const slot = join(this.folder, id);
-    const hasEntry = (await lstatIfExists(join(slot, ENTRY))) !== undefined;
+    const entry = await lstatIfExists(join(slot, ENTRY));
+    const hasEntry = entry !== undefined;
     const unreadable = async (problem: string): Promise<Slot> => ({ state: 'unreadable', id, problem, hasEntry, mtimeMs: (await fsp.lstat(slot)).mtimeMs });
     try {
       const stat = await lstatIfExists(join(slot, MANIFEST));
@@ -152,7 +222,7 @@ export class Trash {
       if (!stat.isFile() || stat.size > MAX_MANIFEST_BYTES) return await unreadable('manifest.json is not a small file');
       const parsed = trashManifestSchema.safeParse(JSON.parse(await fsp.readFile(join(slot, MANIFEST), 'utf8')));
       if (!parsed.success || parsed.data.id !== id) return await unreadable('manifest.json does not describe this entry');
-      return { state: hasEntry ? 'complete' : 'incomplete', id, manifest: parsed.data };
+      return { state: hasEntry ? 'complete' : 'incomplete', id, manifest: parsed.data, ...(entry ? { entry } : {}) };
     } catch (error) {
       if (code(error) === 'ENOENT') return undefined;
       return unreadable(`manifest.json cannot be read (${(error as Error).message})`);
@@ -173,7 +243,12 @@ export class Trash {
       const read = await Promise.all(ids.slice(start, start + READ_BATCH).map((id) => this.readSlot(id)));
       for (const slot of read) if (slot) slots.push(slot);
     }
-    return { slots, leftovers: names.filter((name) => name.startsWith(PURGING)) };
+    const deadStaging = (name: string) => {
+      if (!name.startsWith(STAGING)) return false;
+      const pid = Number(/^\.new-(\d+)-/.exec(name)?.[1]);
+      return Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid);
+    };
+    return { slots, leftovers: names.filter((name) => name.startsWith(PURGING) || deadStaging(name)) };
   }
 
   /** What the trash holds, newest first, and the folders in it that cannot be restored. */
@@ -208,14 +283,19 @@ export class Trash {
    * left for a human.
    */
   async purge(options: { readonly keep?: string } = {}): Promise<PurgeResult> {
+    await this.inFlight.sweep();
     const { slots, leftovers } = await this.scan();
     const now = this.now().getTime();
     for (const name of leftovers) await fsp.rm(join(this.folder, name), { recursive: true, force: true });
+    const gone = new Set<string>();
     for (const slot of slots) {
-      const stale = (slot.state === 'incomplete' && now - Date.parse(slot.manifest.deleted_at) > INCOMPLETE_GRACE_MS) || (slot.state === 'unreadable' && !slot.hasEntry && now - slot.mtimeMs > INCOMPLETE_GRACE_MS);
-      if (stale) await this.remove(slot.id);
+      const stale =
+        (slot.state === 'incomplete' && (ownerDead(slot.manifest) || now - Date.parse(slot.manifest.deleted_at) > INCOMPLETE_GRACE_MS)) ||
+        (slot.state === 'unreadable' && !slot.hasEntry && now - slot.mtimeMs > INCOMPLETE_GRACE_MS) ||
+        (slot.state === 'complete' && (await this.interruptedDelete(slot.manifest, slot.entry)));
+      if (stale && (await this.remove(slot.id))) gone.add(slot.id);
     }
-    const oldestFirst = slots.flatMap((slot) => (slot.state === 'complete' ? [slot.manifest] : [])).sort(newestFirst).reverse();
+    const oldestFirst = slots.flatMap((slot) => (slot.state === 'complete' && !gone.has(slot.id) ? [slot.manifest] : [])).sort(newestFirst).reverse();
     const cutoff = now - this.policy.retention_days * DAY_MS;
     const removed: TrashManifest[] = [];
     let total = sumBytes(oldestFirst);
@@ -227,6 +307,17 @@ export class Trash {
       total -= manifest.bytes;
     }
     return { removed, freedBytes: sumBytes(removed), kept: oldestFirst.length - removed.length, keptBytes: total };
+  }
+
+  /**
+   * A delete killed between the link() of a file into the trash and the unlink() of its old name
+   * left the same file in both places (two links, so every edit of it is refused): the delete
+   * did not happen, and the trash's name is the one to drop.
+   */
+  private async interruptedDelete(manifest: TrashManifest, entry: Stats | undefined): Promise<boolean> {
+    if (manifest.kind !== 'file' || manifest.reason === 'replaced' || !entry || entry.nlink < 2 || !ownerDead(manifest)) return false;
+    const original = await lstatIfExists(manifest.original).catch(() => undefined);
+    return original !== undefined && original.dev === entry.dev && original.ino === entry.ino;
   }
 
   /**

@@ -1,9 +1,10 @@
 import { rmdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { expectedFromStat, formatBytes, makeFoldersSafely, textReply, ToolError, unifiedDiff, writeFileSafely, type ConfinedPath, type ToolContext, type ToolReply } from '@bulkhead/core';
+import { expectedFromStat, formatBytes, makeFoldersSafely, releaseInterruptedLinks, textReply, ToolError, unifiedDiff, writeFileSafely, type ConfinedPath, type Roots, type ToolContext, type ToolReply, type Trash, type TrashManifest } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { checkExpectedHash, readCurrent, sha256Hex, type CurrentFile } from './current.js';
+import { purgeAfter } from './entries.js';
 
 /** Arguments every changing tool takes besides its own. */
 export const changeOptions = {
@@ -32,7 +33,8 @@ export type Plan =
  * The one path every file change takes: confine the entry (never following its last component),
  * take the path's lock, read what is there, check expected_sha256, let the tool plan the new
  * content, enforce the size cap, then show the diff (dry run) or write atomically, refusing if
- * the file changed on disk since it was read.
+ * the file changed on disk since it was read. The content a write replaces goes to the trash
+ * first (synced there before the new content is put in place), so it can be restored.
  */
 export async function changeFile(
   ctx: ToolContext<FsWriteCapabilities>,
@@ -42,7 +44,7 @@ export async function changeFile(
   const entry = await ctx.paths.confineEntry(request.path);
   const shownAs = ctx.paths.display(entry);
   return ctx.locks.run(entry, async () => {
-    const current = await readCurrent(ctx.paths, entry, shownAs, ctx.limits.max_file_bytes);
+    const current = await readRecovering(ctx.paths, ctx.trash, entry, shownAs, ctx.limits.max_file_bytes);
     checkExpectedHash(current, request.expected_sha256, shownAs);
     const planned = plan(current, shownAs);
     if (planned.kind === 'unchanged') return textReply(`No change needed: ${planned.why}`);
@@ -59,12 +61,39 @@ export async function changeFile(
       return textReply(`Dry run: would ${current.exists ? 'update' : 'create'} ${shownAs} (${planned.summary}; ${counts}); nothing was written.\n${fenced}`);
     }
     const made = current.exists ? [] : await createParents(ctx, entry, request.path);
-    const written = await writeFileSafely(entry, planned.bytes, shownAs, current.exists ? expectedFromStat(current.stat) : { kind: 'absent' }).catch(async (error: unknown) => {
+    const kept: TrashManifest | undefined = current.exists ? await ctx.trash.keep(entry, shownAs, current.bytes, current.stat) : undefined;
+    const expected = current.exists ? expectedFromStat(current.stat) : ({ kind: 'absent' } as const);
+    const written = await writeFileSafely(entry, planned.bytes, shownAs, expected, { inFlight: ctx.trash.inFlight }).catch(async (error: unknown) => {
       await removeEmptyFolders(made);
+      if (kept) await ctx.trash.discard(kept.id).catch(() => undefined);
       throw error;
     });
-    return textReply(`${written.created ? 'Created' : 'Updated'} ${shownAs} (${planned.summary}; ${counts}; ${formatBytes(planned.bytes.length)}; sha256 ${sha256Hex(planned.bytes)})\n${fenced}`);
+    const headline = `${written.created ? 'Created' : 'Updated'} ${shownAs} (${planned.summary}; ${counts}; ${formatBytes(planned.bytes.length)}; sha256 ${sha256Hex(planned.bytes)})`;
+    // After the diff, where a reply cut to its head and tail still shows it.
+    const after = kept ? [keptHint(kept, shownAs), ...(await purgeAfter(ctx, kept))] : [];
+    return textReply([headline, fenced, ...after].join('\n'));
   });
+}
+
+/** The line that says where the replaced content went and how to get it back (restore never overwrites). */
+export function keptHint(kept: TrashManifest, shownAs: string): string {
+  return `The previous version (${formatBytes(kept.bytes)}) is in the trash as ${kept.id}; \`bulkhead trash restore ${kept.id} --to PATH\` brings it back (restore never overwrites ${shownAs}: give another path, or move ${shownAs} away first).`;
+}
+
+/**
+ * Reads the current file; one with two links gets one more try after the leftovers of a killed
+ * writer are cleared (a temp name linked in place but not yet removed, or a delete's link into
+ * the trash), since those are the same file under a second name and not a real hard link.
+ */
+async function readRecovering(paths: Roots, trash: Trash, entry: ConfinedPath, shownAs: string, maxBytes: number): Promise<CurrentFile> {
+  try {
+    return await readCurrent(paths, entry, shownAs, maxBytes);
+  } catch (error) {
+    if (!(error instanceof ToolError) || error.code !== 'hard_link') throw error;
+    const released = await releaseInterruptedLinks(entry).catch(() => 0);
+    if (released === 0) await trash.purge().catch(() => undefined);
+    return readCurrent(paths, entry, shownAs, maxBytes);
+  }
 }
 
 /**

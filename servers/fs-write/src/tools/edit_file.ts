@@ -17,7 +17,7 @@ export const editFile = defineTool<FsWriteCapabilities, typeof input>({
   name: 'edit_file',
   title: 'Edit a file',
   description:
-    'Replace exact text in a file: old_string must occur exactly once unless replace_all is true. When it is not found, the error shows the closest text with line numbers and the character differences; when it occurs several times, the error gives each line. Line endings (CRLF stays CRLF) and a UTF-8 BOM are kept; binary and non-UTF-8 files are refused. Returns a unified diff. dry_run shows the diff without writing; expected_sha256 refuses to edit a file that changed since you read it.',
+    'Replace exact text in a file: old_string must occur exactly once unless replace_all is true. When it is not found, the error shows the closest text with line numbers and the character differences; when it occurs several times, the error gives each line. Line endings (CRLF stays CRLF) and a UTF-8 BOM are kept; binary and non-UTF-8 files are refused. Returns a unified diff; the previous version goes to the trash, and the reply gives its id. dry_run shows the diff without writing; expected_sha256 refuses to edit a file that changed since you read it.',
   input,
   annotations: EDIT_ANNOTATIONS,
   risk: 'medium',

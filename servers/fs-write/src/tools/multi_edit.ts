@@ -27,7 +27,7 @@ export const multiEdit = defineTool<FsWriteCapabilities, typeof input>({
   name: 'multi_edit',
   title: 'Edit a file in several places',
   description:
-    'Apply several exact-match edits to one file in order, each to the content the earlier ones produced. An edit that fails (not found, or ambiguous without replace_all) is reported and skipped; the others still apply. The file is written once, atomically, if at least one edit applied. The result lists each edit as applied or failed with the reason, then the unified diff. Same rules as edit_file for line endings, BOM, binary files, dry_run and expected_sha256.',
+    'Apply several exact-match edits to one file in order, each to the content the earlier ones produced. An edit that fails (not found, or ambiguous without replace_all) is reported and skipped; the others still apply. The file is written once, atomically, if at least one edit applied; the previous version goes to the trash, and the reply gives its id. The result lists each edit as applied or failed with the reason, then the unified diff. Same rules as edit_file for line endings, BOM, binary files, dry_run and expected_sha256.',
   input,
   annotations: EDIT_ANNOTATIONS,
   risk: 'medium',

@@ -14,7 +14,7 @@ export const writeFile = defineTool<FsWriteCapabilities, typeof input>({
   name: 'write_file',
   title: 'Write a file',
   description:
-    'Create a file or replace its whole content. Answers Created, Updated (with a unified diff) or "No change needed" when the content is already identical. Missing parent folders inside the roots are created. Writes are atomic (a temp file and a rename; the file mode is kept); a symlink is never followed. Use edit_file to change part of a file. dry_run shows the diff without writing; expected_sha256 refuses to overwrite a file that changed since you read it.',
+    'Create a file or replace its whole content. Answers Created, Updated (with a unified diff) or "No change needed" when the content is already identical. Missing parent folders inside the roots are created. Writes are atomic (a temp file and a rename; the file mode is kept); a symlink is never followed. The content replaced goes to the trash first, and the reply gives its id (`bulkhead trash restore <id> --to PATH`). Use edit_file to change part of a file. dry_run shows the diff without writing; expected_sha256 refuses to overwrite a file that changed since you read it.',
   input,
   annotations: REWRITE_ANNOTATIONS,
   risk: 'medium',

@@ -56,7 +56,9 @@ export async function listTrash(setup: GatewaySetup, limit: number): Promise<Tra
   if (listing.entries.length === 0) return { stdout: [`The trash is empty (${trash.folder}).`], stderr };
   const stdout = listing.entries.slice(0, limit).map((entry) => {
     const when = `${entry.deleted_at.slice(0, 10)} ${entry.deleted_at.slice(11, 19)} UTC`;
-    return `${entry.id}  ${when}  ${entry.kind.padEnd(7)}  ${formatBytes(entry.bytes).padStart(10)}  ${truncateLine(entry.shown_as, MAX_PATH_SHOWN)}`;
+    // A version a write replaced is told apart from a deleted entry: its path exists again.
+    const replaced = entry.reason === 'replaced' ? ' (replaced version)' : '';
+    return `${entry.id}  ${when}  ${entry.kind.padEnd(7)}  ${formatBytes(entry.bytes).padStart(10)}  ${truncateLine(entry.shown_as, MAX_PATH_SHOWN)}${replaced}`;
   });
   if (listing.entries.length > limit) stdout.push(`… ${countOf(listing.entries.length - limit)} older (--limit N shows more)`);
   stdout.push(
