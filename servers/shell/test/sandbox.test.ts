@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeContainment, processLimit } from '../src/run/containment.js';
 import { bashPath } from '../src/run/executables.js';
-import { buildBwrapArgs, probeSandbox, SandboxUnavailableError } from '../src/run/sandbox.js';
+import { emptySource } from '../src/run/held.js';
+import { buildBwrapArgs, probeSandbox, SandboxUnavailableError, unprivilegedUser } from '../src/run/sandbox.js';
 import { startCommand } from '../src/run/start.js';
 import type { RunRequest, SandboxSpec } from '../src/run/types.js';
 
@@ -81,13 +82,19 @@ describe('buildBwrapArgs', () => {
   it('lays out the mounts so later ones win: system read-only, private folders, roots writable, control plane read-only (held by an empty read-only tmpfs while missing)', () => {
     const args = buildBwrapArgs({ kind: 'bubblewrap', network: false, writable: ['/work/a', '/work/b'], readOnly: ['/work/a/.bulkhead'], hidden: ['/'], visible: ['/work/c'], tmpfsBytes: 1024 }, '/work/a/src');
     expect(args).toEqual([
-      '--ro-bind', '/', '/', '--dev', '/dev', '--size', '1024', '--tmpfs', '/dev/shm', '--proc', '/proc',
+      '--ro-bind', '/', '/', '--dev', '/dev', '--size', '1024', '--tmpfs', '/dev/shm', '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys',
       '--size', '1024', '--tmpfs', '/tmp', '--size', '1024', '--tmpfs', '/run', '--size', '1024', '--tmpfs', '/var/tmp',
       '--ro-bind', '/work/c', '/work/c',
       '--bind', '/work/a', '/work/a', '--bind', '/work/b', '/work/b',
       '--tmpfs', '/work/a/.bulkhead', '--remount-ro', '/work/a/.bulkhead',
-      '--unshare-all', '--die-with-parent', '--new-session', '--chdir', '/work/a/src',
+      '--unshare-all', ...unprivilegedUser(), '--die-with-parent', '--new-session', '--chdir', '/work/a/src',
     ]);
+  });
+
+  it('binds the held paths read-only after the roots: existing ones over themselves, missing ones as an empty read-only folder', () => {
+    const args = buildBwrapArgs({ kind: 'bubblewrap', network: false, writable: ['/work/a'], readOnly: [], hidden: ['/'] }, '/work/a', { existing: ['/work/a/.git/config'], placeholders: [{ path: '/work/a/.mcp.json', kind: 'file' }, { path: '/work/a/.claude', kind: 'folder' }] });
+    const at = args.indexOf('--unshare-all');
+    expect(args.slice(at - 12, at)).toEqual(['--bind', '/work/a', '/work/a', '--ro-bind', '/work/a/.git/config', '/work/a/.git/config', '--ro-bind', emptySource('file'), '/work/a/.mcp.json', '--ro-bind', emptySource('folder'), '/work/a/.claude']);
   });
 
   it('does not bind read-only folders outside the roots, which may sit in a hidden folder', () => {

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { findExecutable } from './executables.js';
+import { emptySource, NOTHING_HELD, type HeldPaths } from './held.js';
 import type { SandboxSpec } from './types.js';
 
 export type SandboxProbe =
@@ -44,7 +45,7 @@ function probeBubblewrap(searchPath: string | undefined): SandboxProbe {
     return { available: false, reason: 'bubblewrap (bwrap) is not installed', fix: `install bubblewrap (apt-get install bubblewrap) ${SET_NONE}` };
   }
   const version = spawnSync(executable, ['--version'], { encoding: 'utf8', timeout: 5000 });
-  const trial = spawnSync(executable, ['--ro-bind', '/', '/', '--unshare-all', '--die-with-parent', '--new-session', 'true'], {
+  const trial = spawnSync(executable, ['--ro-bind', '/', '/', '--unshare-all', ...unprivilegedUser(), '--die-with-parent', '--new-session', 'true'], {
     encoding: 'utf8',
     timeout: 5000,
   });
@@ -64,9 +65,11 @@ function probeBubblewrap(searchPath: string | undefined): SandboxProbe {
  * Later mounts cover earlier ones, so the order is the policy: the system read-only, then the private and
  * hidden folders emptied, then the roots made writable again, then the control-plane folders read-only again.
  */
-export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
+export function buildBwrapArgs(spec: SandboxSpec, cwd: string, held: HeldPaths = NOTHING_HELD): string[] {
   const tmpfs = (folder: string) => [...(spec.tmpfsBytes !== undefined ? ['--size', String(spec.tmpfsBytes)] : []), '--tmpfs', folder];
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', ...tmpfs('/dev/shm'), '--proc', '/proc'];
+  // bwrap covers /proc/sys only when the user cannot write it anyway; a uid that is root on the host can
+  // (sysctls check the uid, not capabilities: core_pattern would run a program as root outside the sandbox).
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', ...tmpfs('/dev/shm'), '--proc', '/proc', '--ro-bind', '/proc/sys', '/proc/sys'];
   // A private /tmp and /var/tmp; /run emptied because a read-only bind does not stop connecting to the
   // sockets in it (docker.sock, the D-Bus system bus, agents).
   args.push(...tmpfs('/tmp'), ...tmpfs('/run'));
@@ -84,13 +87,31 @@ export function buildBwrapArgs(spec: SandboxSpec, cwd: string): string[] {
     // (bwrap leaves the empty folder behind on the host as the mount point).
     else args.push('--tmpfs', folder, '--remount-ro', folder);
   }
+  // What becomes code outside the sandbox later (see held.ts): read-only where it is, an empty read-only folder where it is not yet.
+  for (const path of held.existing) args.push('--ro-bind', path, path);
+  for (const { path, kind } of held.placeholders) args.push('--ro-bind', emptySource(kind), path);
   args.push('--unshare-all');
   if (spec.network) args.push('--share-net');
+  args.push(...unprivilegedUser());
   // --die-with-parent: the sandbox goes when bwrap's parent does. --new-session: the command cannot push
   // keystrokes into the server's terminal (TIOCSTI). bwrap stays the PID namespace's init (no --as-pid-1),
   // so bash is not pid 1 (which would ignore SIGTERM) and every process in the namespace dies when the command ends.
   args.push('--die-with-parent', '--new-session', '--chdir', cwd);
   return args;
+}
+
+/** The uid and gid a command runs as when the server is root: unprivileged in the sandbox, and not the overflow uid (65534) that files of unmapped users show. */
+export const SANDBOX_ID = 1000;
+
+/**
+ * As root bwrap keeps every capability in the sandbox (a command could remount its read-only binds
+ * writable, or unmount what hides files). So as root: a user namespace of its own in which the command is
+ * an ordinary uid with no capability at all, and no further user namespace (where it would get them back).
+ * As another user bwrap already drops every capability and maps the user as it is.
+ */
+export function unprivilegedUser(uid: number | undefined = process.getuid?.()): string[] {
+  if (uid !== 0) return [];
+  return ['--unshare-user', '--disable-userns', '--uid', String(SANDBOX_ID), '--gid', String(SANDBOX_ID), '--cap-drop', 'ALL'];
 }
 
 function resolverFile(): string | null {

@@ -5,6 +5,7 @@ import { cgroupSupport, createCommandCgroups, type CommandCgroups } from './cgro
 import { nprocLimitFor, processLimit } from './containment.js';
 import { groupIsRunning } from './processes.js';
 import { bashArgs, bashPath } from './executables.js';
+import { holdPaths } from './held.js';
 import { buildBwrapArgs, probeSandbox, SandboxUnavailableError } from './sandbox.js';
 import type { RunningCommand, RunOutcome, RunRequest } from './types.js';
 
@@ -31,6 +32,8 @@ const CONTAIN_THEN_EXEC = [
 interface Launch {
   readonly argv: readonly [string, ...string[]];
   readonly cgroups: CommandCgroups | null;
+  /** Lets go of the sandbox's placeholders (once it has ended). */
+  readonly release: () => void;
 }
 
 /**
@@ -41,12 +44,19 @@ export function startCommand(request: RunRequest): RunningCommand {
   const launch = prepareLaunch(request);
   const startedAt = performance.now();
   const [executable, ...args] = launch.argv;
-  const child = spawn(executable, args, {
-    cwd: request.cwd,
-    env: { ...request.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
+  let child;
+  try {
+    child = spawn(executable, args, {
+      cwd: request.cwd,
+      env: { ...request.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+  } catch (error) {
+    launch.release();
+    launch.cgroups?.remove();
+    throw error;
+  }
   const pid = child.pid ?? -1;
   const { cgroups } = launch;
 
@@ -112,6 +122,7 @@ export function startCommand(request: RunRequest): RunningCommand {
       clearTimeout(killTimer);
       request.signal.removeEventListener('abort', onAbort);
       cgroups?.remove();
+      launch.release();
     }
   })();
 
@@ -129,19 +140,28 @@ export function startCommand(request: RunRequest): RunningCommand {
 
 function prepareLaunch(request: RunRequest): Launch {
   let command: [string, ...string[]] = [bashPath(), ...bashArgs(request.command)];
+  let release = (): void => {};
   if (request.sandbox.kind === 'bubblewrap') {
     const probe = probeSandbox('bubblewrap');
     if (!probe.available) throw new SandboxUnavailableError(probe);
-    command = [probe.executable, ...buildBwrapArgs(request.sandbox, request.cwd), ...command];
+    const holding = holdPaths(request.sandbox);
+    release = holding.release;
+    command = [probe.executable, ...buildBwrapArgs(request.sandbox, request.cwd, holding.held), ...command];
   }
   const support = cgroupSupport();
-  const cgroups = createCommandCgroups(support, request.maxProcesses);
+  let cgroups: CommandCgroups | null;
+  try {
+    cgroups = createCommandCgroups(support, request.maxProcesses);
+  } catch (error) {
+    release();
+    throw error;
+  }
   const nprocLimit = processLimit().kind === 'rlimit-nproc' ? String(nprocLimitFor(request.maxProcesses)) : '';
   const procsFiles = cgroups?.procsFiles ?? [];
-  if (procsFiles.length === 0 && nprocLimit === '') return { argv: command, cgroups };
+  if (procsFiles.length === 0 && nprocLimit === '') return { argv: command, cgroups, release };
   // dash starts in half bash's time; only RLIMIT_NPROC needs bash's `ulimit -u`.
   const wrapper = nprocLimit === '' && existsSync(POSIX_SHELL) ? [POSIX_SHELL, '-c', CONTAIN_THEN_EXEC] : [bashPath(), ...bashArgs(CONTAIN_THEN_EXEC)];
-  return { argv: [wrapper[0]!, ...wrapper.slice(1), 'bulkhead-contain', nprocLimit, String(procsFiles.length), ...procsFiles, ...command], cgroups };
+  return { argv: [wrapper[0]!, ...wrapper.slice(1), 'bulkhead-contain', nprocLimit, String(procsFiles.length), ...procsFiles, ...command], cgroups, release };
 }
 
 /**

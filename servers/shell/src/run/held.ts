@@ -1,0 +1,312 @@
+import { createHash } from 'node:crypto';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { SANDBOX_HELD_ENTRIES } from '@bulkhead/core';
+import type { SandboxSpec } from './types.js';
+
+/**
+ * Paths inside the writable roots that the sandbox holds read-only: files and folders that become code or
+ * configuration run outside the sandbox later. `existing` are bound read-only over themselves; `placeholders`
+ * did not exist: an empty read-only folder is bound there, so nothing can be made at that name (a file cannot
+ * be created where a folder is mounted, nor the mount point removed or renamed).
+ */
+export interface HeldPaths {
+  readonly existing: readonly string[];
+  readonly placeholders: readonly Placeholder[];
+}
+
+/** A missing held path and what to hold its place: an empty file where a file would go (npm, git and yarn read an empty one as nothing), else an empty folder. */
+export interface Placeholder {
+  readonly path: string;
+  readonly kind: 'file' | 'folder';
+}
+
+export const NOTHING_HELD: HeldPaths = { existing: [], placeholders: [] };
+
+/** What git runs or obeys from a repository's folder (hooks, configuration, attributes) and where it finds another one. */
+const GIT_HELD = ['config', 'config.worktree', 'hooks', 'info', 'commondir', 'gitdir'];
+/**
+ * Held even when missing, as git sees a repository without them: no hooks, no info, an empty worktree
+ * configuration (read once extensions.worktreeConfig is set, as `git sparse-checkout` does).
+ */
+const GIT_PLACEHOLDERS = new Map<string, Placeholder['kind']>([['hooks', 'folder'], ['info', 'folder'], ['config.worktree', 'file']]);
+/** Repositories below a root are looked for this deep (the root itself is depth 0) and in at most this many folders. */
+const NESTED_DEPTH = 3;
+const NESTED_FOLDERS = 2000;
+const NOT_SEARCHED = new Set(['node_modules', '.git']);
+/** Top folders a build makes in a project (Gradle's cache): not held while missing, or the build could not run. */
+const MADE_BY_BUILDS = new Set(['.gradle']);
+/** Submodules inside submodules, this deep. */
+const MODULE_DEPTH = 3;
+
+/** Every path to hold for spec's writable roots (none without bubblewrap). Reads the file system; creates nothing. */
+export function heldPaths(spec: SandboxSpec): { existing: string[]; missing: Placeholder[] } {
+  const held = new Collector(spec.writable);
+  if (spec.kind !== 'bubblewrap') return { existing: [], missing: [] };
+  for (const root of spec.writable) {
+    for (const entry of SANDBOX_HELD_ENTRIES) held.add(join(root, ...entry.path.split('/')), entry.kind);
+    // No repository here: no .git folder or pointer file may be made (a later `git` in the root would obey it).
+    // An empty folder, which git passes over as no repository (an empty file would be a broken pointer).
+    if (lstatSync(join(root, '.git'), { throwIfNoEntry: false }) === undefined) held.add(join(root, '.git'), 'folder');
+    for (const repository of repositoriesIn(root)) held.repository(repository);
+  }
+  return held.result();
+}
+
+class Collector {
+  private readonly existing = new Set<string>();
+  private readonly missing = new Map<string, Placeholder['kind']>();
+
+  constructor(private readonly roots: readonly string[]) {}
+
+  /**
+   * Holds path: itself when it exists (its target when it is a symlink), else its first missing component when
+   * `placeholder` (a placeholder for .config/git/config is .config when there is no .config).
+   */
+  add(path: string, placeholder: Placeholder['kind'] | null, links = 0): void {
+    const root = this.roots.find((candidate) => isInside(path, candidate));
+    if (root === undefined) return;
+    const parts = relative(root, path).split(sep);
+    let real = root;
+    for (let index = 0; index < parts.length; index += 1) {
+      const next = join(real, parts[index]!);
+      const stat = lstatSync(next, { throwIfNoEntry: false });
+      if (stat === undefined) {
+        // Below a symlink the real place may lie outside the roots (read-only already, or in a throwaway tmpfs).
+        const last = index === parts.length - 1;
+        if (placeholder !== null && this.insideRoots(next) && !(real === root && MADE_BY_BUILDS.has(parts[index]!) && !last)) this.missing.set(next, last ? placeholder : 'folder');
+        return;
+      }
+      if (stat.isSymbolicLink()) {
+        const target = realOrNull(next);
+        if (target === null) {
+          // A dangling link: what it points to is held in its place (made there, it would be read through the link).
+          const pointed = resolve(dirname(next), readLinkOrEmpty(next), ...parts.slice(index + 1));
+          if (links < 8) this.add(pointed, placeholder, links + 1);
+          return;
+        }
+        real = target;
+      } else {
+        real = next;
+      }
+    }
+    if (this.insideRoots(real)) this.existing.add(real);
+  }
+
+  /** A repository's own parts: a `.git` folder's, or a pointer file's and the folder it points to. */
+  repository(worktree: string): void {
+    const dotGit = join(worktree, '.git');
+    const stat = lstatSync(dotGit, { throwIfNoEntry: false });
+    if (stat === undefined) return;
+    if (stat.isFile()) {
+      this.add(dotGit, null);
+      const gitdir = pointerTarget(dotGit);
+      if (gitdir !== null) this.gitFolder(gitdir, 0);
+    } else if (stat.isDirectory()) {
+      this.gitFolder(dotGit, 0);
+    }
+  }
+
+  private gitFolder(folder: string, depth: number): void {
+    const real = realOrNull(folder);
+    if (real === null || !lstatSync(real).isDirectory()) return;
+    for (const part of GIT_HELD) this.add(join(real, part), GIT_PLACEHOLDERS.get(part) ?? null);
+    // A worktree's folder names the repository whose config and hooks it shares.
+    const common = readFirstLine(join(real, 'commondir'));
+    if (common !== null && depth === 0) this.gitFolder(resolve(real, common), depth + 1);
+    for (const worktree of subfolders(join(real, 'worktrees'))) {
+      for (const part of ['config', 'commondir', 'gitdir']) this.add(join(worktree, part), null);
+      this.add(join(worktree, 'config.worktree'), 'file');
+    }
+    if (depth < MODULE_DEPTH) for (const module of gitFoldersUnder(join(real, 'modules'))) this.gitFolder(module, depth + 1);
+  }
+
+  private insideRoots(path: string): boolean {
+    return this.roots.some((root) => isInside(path, root) && path !== root);
+  }
+
+  result(): { existing: string[]; missing: Placeholder[] } {
+    return { existing: [...this.existing], missing: [...this.missing].filter(([path]) => !this.existing.has(path)).map(([path, kind]) => ({ path, kind })) };
+  }
+}
+
+/** The root and the folders below it (bounded) that have a `.git` entry. */
+function repositoriesIn(root: string): string[] {
+  const found: string[] = [];
+  let level = [root];
+  let budget = NESTED_FOLDERS;
+  for (let depth = 0; depth <= NESTED_DEPTH && level.length > 0; depth += 1) {
+    const next: string[] = [];
+    for (const folder of level) {
+      if (budget-- <= 0) return found;
+      let entries;
+      try {
+        entries = readdirSync(folder, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const entry of entries) {
+        if (entry.name === '.git') found.push(folder);
+        else if (entry.isDirectory() && !NOT_SEARCHED.has(entry.name)) next.push(join(folder, entry.name));
+      }
+    }
+    level = next;
+  }
+  return found;
+}
+
+/** `.git/modules/<name>` folders, however deep the submodule's name goes (`a/b` is modules/a/b). */
+function gitFoldersUnder(folder: string): string[] {
+  const found: string[] = [];
+  const walk = (current: string, depth: number): void => {
+    for (const sub of subfolders(current)) {
+      if (lstatSync(join(sub, 'HEAD'), { throwIfNoEntry: false }) !== undefined) found.push(sub);
+      else if (depth < 4) walk(sub, depth + 1);
+    }
+  };
+  walk(folder, 0);
+  return found;
+}
+
+function subfolders(folder: string): string[] {
+  try {
+    return readdirSync(folder, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => join(folder, entry.name));
+  } catch {
+    return [];
+  }
+}
+
+function pointerTarget(file: string): string | null {
+  const line = readFirstLine(file);
+  const match = line === null ? null : /^gitdir:\s*(.+?)\s*$/.exec(line);
+  if (!match) return null;
+  return isAbsolute(match[1]!) ? match[1]! : resolve(dirname(file), match[1]!);
+}
+
+function readFirstLine(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8').split('\n')[0]!.trim();
+  } catch {
+    return null;
+  }
+}
+
+function realOrNull(path: string): string | null {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+function readLinkOrEmpty(path: string): string {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return '';
+  }
+}
+
+function isInside(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(`${folder}/`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Placeholders: empty folders made on the host as mount points, removed once no sandbox holds them.
+
+/**
+ * Every server process that holds a placeholder leaves a lease here; the last one to let go removes the
+ * (still empty) folder. Removing a mount point on the host would detach it in a sandbox still running.
+ */
+const LEASES = join(tmpdir(), `bulkhead-held-${process.getuid?.() ?? 'user'}`);
+const inProcess = new Map<string, number>();
+let empty: string | undefined;
+
+/** An empty file or folder no command can change (the source of every placeholder's bind). */
+export function emptySource(kind: Placeholder['kind']): string {
+  if (empty === undefined || lstatSync(empty, { throwIfNoEntry: false }) === undefined) {
+    const made = mkdtempSync(join(tmpdir(), 'bulkhead-empty-'));
+    mkdirSync(join(made, 'folder'), { mode: 0o555 });
+    writeFileSync(join(made, 'file'), '', { mode: 0o444 });
+    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+    empty = made;
+  }
+  return join(empty, kind);
+}
+
+const leaseName = (path: string): string => createHash('sha256').update(path).digest('hex').slice(0, 32);
+
+/** Resolves spec's held paths and makes the missing ones' placeholders; `release` once the sandbox has ended. */
+export function holdPaths(spec: SandboxSpec): { held: HeldPaths; release: () => void } {
+  const found = heldPaths(spec);
+  // A placeholder left by a server that was killed is one again, so the last sandbox to let go removes it.
+  const leases = lstatSync(LEASES, { throwIfNoEntry: false }) !== undefined;
+  const stale = leases ? found.existing.filter((path) => lstatSync(markerOf(path), { throwIfNoEntry: false }) !== undefined && (isUntouched(path) || (rmSync(markerOf(path), { force: true }), false))) : [];
+  const existing = found.existing.filter((path) => !stale.includes(path));
+  const missing = [...found.missing, ...stale.map((path): Placeholder => ({ path, kind: lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ? 'folder' : 'file' }))];
+  if (missing.length === 0) return { held: { existing, placeholders: [] }, release: () => {} };
+  mkdirSync(LEASES, { recursive: true, mode: 0o700 });
+  for (const { path, kind } of missing) {
+    if ((inProcess.get(path) ?? 0) === 0) writeFileSync(join(LEASES, `${leaseName(path)}.${process.pid}`), path);
+    inProcess.set(path, (inProcess.get(path) ?? 0) + 1);
+    try {
+      if (kind === 'folder') mkdirSync(path);
+      else writeFileSync(path, '', { flag: 'wx' });
+      writeFileSync(markerOf(path), path);
+    } catch {
+      // Made meanwhile (by another server's sandbox, or as something real): bound all the same.
+    }
+  }
+  let released = false;
+  const release = (): void => {
+    if (released) return;
+    released = true;
+    for (const { path } of missing) letGo(path);
+  };
+  return { held: { existing, placeholders: missing }, release };
+}
+
+const markerOf = (path: string): string => join(LEASES, `${leaseName(path)}.placeholder`);
+
+function letGo(path: string): void {
+  const count = (inProcess.get(path) ?? 1) - 1;
+  if (count > 0) {
+    inProcess.set(path, count);
+    return;
+  }
+  inProcess.delete(path);
+  const name = leaseName(path);
+  rmSync(join(LEASES, `${name}.${process.pid}`), { force: true });
+  const others = readdirSync(LEASES).filter((lease) => lease.startsWith(`${name}.`) && /^\d+$/.test(lease.slice(name.length + 1)));
+  if (others.some((lease) => isAlive(Number(lease.slice(name.length + 1))))) return;
+  for (const lease of others) rmSync(join(LEASES, lease), { force: true });
+  const marker = markerOf(path);
+  if (lstatSync(marker, { throwIfNoEntry: false }) === undefined) return;
+  // Only a placeholder as it was made goes: an empty folder (rmdir refuses any other) or an empty file.
+  try {
+    if (isUntouched(path)) {
+      if (lstatSync(path).isDirectory()) rmdirSync(path);
+      else rmSync(path);
+    }
+  } catch {
+    // Filled meanwhile, or gone already.
+  }
+  rmSync(marker, { force: true });
+}
+
+/** Still as a placeholder is made: an empty folder or an empty file. */
+function isUntouched(path: string): boolean {
+  const stat = lstatSync(path, { throwIfNoEntry: false });
+  if (stat?.isDirectory()) return readdirSync(path).length === 0;
+  return stat?.isFile() === true && stat.size === 0 && stat.nlink === 1;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

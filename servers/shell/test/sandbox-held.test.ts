@@ -1,0 +1,181 @@
+import { execFileSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SANDBOX_HELD_ENTRIES } from '@bulkhead/core';
+import { heldPaths } from '../src/run/held.js';
+import { probeSandbox } from '../src/run/sandbox.js';
+import type { SandboxSpec } from '../src/run/types.js';
+import { runContained, startContained } from './sandbox-helpers.js';
+
+const mustRun = process.env['CI'] === 'true';
+const runs = probeSandbox('bubblewrap').available || mustRun;
+
+let outer: string;
+let root: string;
+beforeEach(() => {
+  outer = mkdtempSync(join(tmpdir(), 'bulkhead-held-'));
+  root = join(outer, 'root');
+  mkdirSync(root);
+});
+afterEach(() => rmSync(outer, { recursive: true, force: true }));
+
+const specFor = (writable: string): SandboxSpec => ({ kind: 'bubblewrap', network: false, writable: [writable], readOnly: [] });
+
+const start = (command: string) => startContained(command, specFor(root), root, { GIT_CONFIG_NOSYSTEM: '1' });
+
+async function sandboxed(command: string): Promise<string> {
+  return (await runContained(command, specFor(root), root, { GIT_CONFIG_NOSYSTEM: '1' })).output;
+}
+
+/** Each attempt in one sandbox; prints `name: refused` or `name: WRITTEN`. */
+const attempt = (name: string, command: string) => `if { ${command} ; } >/dev/null 2>&1; then echo "${name}: WRITTEN"; else echo "${name}: refused"; fi`;
+
+function write(path: string, content: string): void {
+  mkdirSync(dirname(join(root, path)), { recursive: true });
+  writeFileSync(join(root, path), content);
+}
+
+function tree(folder: string, prefix = ''): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = `${prefix}${entry.name}`;
+    return entry.isDirectory() ? [`${path}/`, ...tree(join(folder, entry.name), `${path}/`)] : [path];
+  });
+}
+
+describe('heldPaths', () => {
+  it('holds every entry of the core\'s list at the top of a root, the first missing component when a folder is missing, and .git when there is none', () => {
+    const { existing, missing } = heldPaths(specFor(root));
+    expect(existing).toEqual([]);
+    const expected = new Set(SANDBOX_HELD_ENTRIES.map((entry) => join(root, entry.path.split('/')[0]!)));
+    expected.delete(join(root, '.gradle'));
+    expect(new Set(missing.map((placeholder) => placeholder.path))).toEqual(new Set([...expected, join(root, '.git')]));
+    expect(missing).toContainEqual({ path: join(root, '.bashrc'), kind: 'file' });
+    expect(missing).toContainEqual({ path: join(root, '.config'), kind: 'folder' });
+    expect(missing).toContainEqual({ path: join(root, '.git'), kind: 'folder' });
+  });
+
+  it('holds nothing without bubblewrap', () => {
+    expect(heldPaths({ ...specFor(root), kind: 'none' })).toEqual({ existing: [], missing: [] });
+  });
+});
+
+describe.runIf(runs)('files that become code are read-only in the sandbox, existing or not', () => {
+  it('refuses to create each held path and a .git of the root, keeps ordinary files writable, and leaves no placeholder behind', async () => {
+    const lines = SANDBOX_HELD_ENTRIES.map((entry) =>
+      entry.kind === 'file' ? attempt(entry.path, `mkdir -p "$(dirname ${entry.path})"; echo pwned > ${entry.path}`) : attempt(entry.path, `mkdir -p ${entry.path} && echo pwned > ${entry.path}/x`),
+    );
+    lines.push(
+      attempt('.git pointer', "echo 'gitdir: /tmp/evil' > .git"),
+      attempt('.git folder', 'mkdir .git/hooks'),
+      attempt('git init', 'git init -q .'),
+      attempt('rename into place', 'echo pwned > staged.json && mv staged.json .mcp.json'),
+      attempt('link into place', 'echo pwned > staged.sh && ln staged.sh .bashrc'),
+      attempt('symlink into place', 'ln -s staged.sh .profile'),
+      attempt('remove placeholder', 'rmdir .claude'),
+      attempt('rename placeholder', 'mv .vscode vscode-moved'),
+      attempt('ordinary file', 'echo fine > notes.txt'),
+      attempt('ordinary folder', 'mkdir -p src/deep && echo fine > src/deep/a.ts'),
+      attempt('ordinary dotfile', 'echo fine > .editorconfig'),
+    );
+    const output = await sandboxed(lines.join('\n'));
+    const expected = [
+      ...SANDBOX_HELD_ENTRIES.map((entry) => `${entry.path}: ${entry.path.startsWith('.gradle/') ? 'WRITTEN' : 'refused'}`),
+      '.git pointer: refused',
+      '.git folder: refused',
+      'git init: refused',
+      'rename into place: refused',
+      'link into place: refused',
+      'symlink into place: refused',
+      'remove placeholder: refused',
+      'rename placeholder: refused',
+      'ordinary file: WRITTEN',
+      'ordinary folder: WRITTEN',
+      'ordinary dotfile: WRITTEN',
+    ];
+    expect(output.trimEnd().split('\n')).toEqual(expected);
+    // Only what the command could write is left: no placeholder, no pwned file.
+    expect(tree(root).filter((path) => !path.startsWith('.gradle/') && path !== '.gradle/').sort()).toEqual(['.editorconfig', 'notes.txt', 'src/', 'src/deep/', 'src/deep/a.ts', 'staged.json', 'staged.sh'].sort());
+  });
+
+  it('holds what exists: agent config, every repository\'s hooks and config, submodules, worktrees and pointers, while git still commits', async () => {
+    const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@t', ...args], { cwd, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+    git(root, 'init', '-q');
+    write('a.txt', 'a\n');
+    write('.mcp.json', '{}\n');
+    write('.claude/settings.json', '{}\n');
+    write('.vscode/tasks.json', '{}\n');
+    write('.gitmodules', '');
+    write('.bashrc', '# mine\n');
+    write('.config/git/config', '[user]\n');
+    git(root, 'add', 'a.txt');
+    git(root, 'commit', '-qm', 'first');
+    // A submodule's folder in .git/modules, with the pointer file of its working tree.
+    mkdirSync(join(root, '.git/modules/lib/hooks'), { recursive: true });
+    write('.git/modules/lib/HEAD', 'ref: refs/heads/main\n');
+    write('.git/modules/lib/config', '[core]\n');
+    write('vendor/lib/.git', 'gitdir: ../../.git/modules/lib\n');
+    // A linked worktree's administrative folder.
+    write('.git/worktrees/w/config.worktree', '[core]\n');
+    write('.git/worktrees/w/commondir', '../..\n');
+    write('.git/worktrees/w/gitdir', `${root}/w/.git\n`);
+    // A nested repository of its own.
+    git(root, 'init', '-q', 'packages/inner');
+    chmodSync(join(root, '.git/hooks'), 0o755);
+    const refusals: [string, string][] = [
+      ['.mcp.json', 'echo pwned > .mcp.json'],
+      ['.claude/settings.json', 'echo pwned > .claude/settings.json'],
+      ['.claude/new', 'echo pwned > .claude/commands.md'],
+      ['.vscode/tasks.json', 'echo pwned > .vscode/tasks.json'],
+      ['.gitmodules', 'echo "[submodule \\"x\\"]" >> .gitmodules'],
+      ['.bashrc', 'echo pwned >> .bashrc'],
+      ['.config/git/config', 'echo pwned >> .config/git/config'],
+      ['.config/git/attributes', 'echo pwned > .config/git/attributes'],
+      ['.git/config', 'git config core.fsmonitor "touch /tmp/pwned"'],
+      ['.git/config.worktree', 'echo pwned > .git/config.worktree'],
+      ['.git/hooks/pre-commit', 'echo pwned > .git/hooks/pre-commit'],
+      ['.git/info/attributes', 'echo "* filter=x" > .git/info/attributes'],
+      ['modules/lib/config', 'echo pwned >> .git/modules/lib/config'],
+      ['modules/lib/hooks', 'echo pwned > .git/modules/lib/hooks/post-checkout'],
+      ['modules/lib/info', 'mkdir .git/modules/lib/info/x'],
+      ['vendor/lib/.git', 'echo "gitdir: /tmp/evil" > vendor/lib/.git'],
+      ['worktrees/w/config.worktree', 'echo pwned >> .git/worktrees/w/config.worktree'],
+      ['worktrees/w/commondir', 'echo /tmp/evil > .git/worktrees/w/commondir'],
+      ['inner/.git/config', 'git -C packages/inner config core.fsmonitor "touch /tmp/pwned"'],
+      ['inner/.git/hooks', 'echo pwned > packages/inner/.git/hooks/pre-commit'],
+    ];
+    const allowed: [string, string][] = [
+      ['git commit', 'echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm second'],
+      ['git branch', 'git branch topic'],
+      ['inner git commit', 'cd packages/inner && echo c > c.txt && git add c.txt && git -c user.name=t -c user.email=t@t commit -qm inner'],
+    ];
+    const output = await sandboxed([...refusals, ...allowed].map(([name, command]) => attempt(name, command)).join('\n'));
+    expect(output.trimEnd().split('\n')).toEqual([...refusals.map(([name]) => `${name}: refused`), ...allowed.map(([name]) => `${name}: WRITTEN`)]);
+    expect(readFileSync(join(root, '.mcp.json'), 'utf8')).toBe('{}\n');
+    expect(readFileSync(join(root, '.git/config'), 'utf8')).not.toContain('fsmonitor');
+    expect(readFileSync(join(root, 'packages/inner/.git/config'), 'utf8')).not.toContain('fsmonitor');
+    expect(git(root, 'log', '--format=%s')).toBe('second\nfirst\n');
+  });
+
+  it('holds the target of a symlink, and what a dangling symlink points to', async () => {
+    write('dotfiles/zshrc', '# mine\n');
+    symlinkSync('dotfiles/zshrc', join(root, '.zshrc'));
+    mkdirSync(join(root, 'dotfiles/later'));
+    symlinkSync('dotfiles/later/bashrc', join(root, '.bashrc'));
+    const output = await sandboxed([attempt('through a link', 'echo pwned >> .zshrc'), attempt('the target', 'echo pwned >> dotfiles/zshrc'), attempt('dangling', 'echo pwned > dotfiles/later/bashrc')].join('\n'));
+    expect(output).toBe('through a link: refused\nthe target: refused\ndangling: refused\n');
+    expect(readFileSync(join(root, 'dotfiles/zshrc'), 'utf8')).toBe('# mine\n');
+    expect(existsSync(join(root, 'dotfiles/later/bashrc'))).toBe(false);
+  });
+
+  it('keeps a placeholder while another sandbox still holds it, and removes it after the last one', async () => {
+    const slow = start(`sleep 1; ${attempt('late write', 'echo pwned > .mcp.json')}`);
+    await sandboxed('true');
+    await sandboxed('true');
+    await slow.running.done;
+    expect(slow.output()).toBe('late write: refused\n');
+    expect(existsSync(join(root, '.mcp.json'))).toBe(false);
+    expect(readdirSync(root)).toEqual([]);
+  });
+});
