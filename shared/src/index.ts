@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './names.js';
+export * from './text-name.js';
 export * from './diff.js';
 export * from './config/index.js';
 export * from './permissions/index.js';

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { createToolServer, DEFAULT_OUTPUT_LIMITS, loadYamlFile, Roots, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { FsCapabilities } from './context.js';
 import { chooseSearchEngine } from './lib/search-engine.js';
+import { DenyInodes } from './lib/deny-inodes.js';
 import { FS_POLICY_FILE, fsPolicySchema, type FsPolicy } from './policy.js';
 import { globFiles } from './tools/glob_files.js';
 import { grep } from './tools/grep.js';
@@ -31,7 +32,7 @@ export function createFsServer(options: FsServerOptions): ToolServer {
     instructions: `Read-only access to ${paths.real.join(', ')}. Paths are relative to ${paths.primary}.`,
     tools: fsTools,
     policy,
-    capabilities: { paths, limits: policy.limits, search: chooseSearchEngine(policy.search_engine), denyRead: policy.deny_read },
+    capabilities: { paths, limits: policy.limits, search: chooseSearchEngine(policy.search_engine), denyRead: policy.deny_read, denyInodes: new DenyInodes(paths.real, policy.deny_read) },
     controlDir: options.controlDir,
     gate: options.gate,
     audit: options.audit,

@@ -1,11 +1,14 @@
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { closeSync, readFileSync, readSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { walkFiles } from './builtin-walk.js';
+import { Beneath, byFolder } from './beneath.js';
 import type { GrepFile } from './search-types.js';
 
 export interface WorkerInput {
-  readonly cwd: string;
+  /** The pinned folder's descriptor (shared with the worker: one process), its real path and its /proc path. */
+  readonly folderFd: number;
+  readonly folderReal: string;
+  readonly folderVia: string;
   readonly file?: string;
   readonly pattern: string;
   readonly flags: string;
@@ -23,15 +26,10 @@ export interface WorkerInput {
 
 const MAX_FILE_BYTES = 50 * 1024 * 1024;
 
-function isBinary(path: string): boolean {
-  const fd = openSync(path, 'r');
-  try {
-    const head = Buffer.alloc(8192);
-    const read = readSync(fd, head, 0, head.length, 0);
-    return head.subarray(0, read).includes(0);
-  } finally {
-    closeSync(fd);
-  }
+function isBinary(fd: number): boolean {
+  const head = Buffer.alloc(8192);
+  const read = readSync(fd, head, 0, head.length, 0);
+  return head.subarray(0, read).includes(0);
 }
 
 function escapeRegex(text: string): string {
@@ -40,19 +38,24 @@ function escapeRegex(text: string): string {
 
 function search(input: WorkerInput): { files: GrepFile[]; complete: boolean } {
   const regex = new RegExp(input.literal ? escapeRegex(input.pattern) : input.pattern, `${input.flags}${input.multiline ? 's' : ''}g`);
-  const candidates = input.file ? [input.file] : walkFiles({ cwd: input.cwd, pattern: input.globs, hidden: input.hidden, respectGitignore: true, denyRead: input.denyRead });
+  const candidates = input.file ? [input.file] : walkFiles({ cwd: input.folderVia, pattern: input.globs, hidden: input.hidden, respectGitignore: true, denyRead: input.denyRead });
   const files: GrepFile[] = [];
   let records = 0;
-  for (const relative of candidates) {
-    const absolute = join(input.cwd, relative);
-    let size: number;
+  // The walk named the files by path; each is opened beneath the pinned folder, never following
+  // a symlink, and only what that descriptor reads is searched.
+  const beneath = new Beneath({ fd: input.folderFd, real: input.folderReal, via: input.folderVia, close: () => undefined });
+  for (const relative of byFolder(candidates)) {
+    const opened = beneath.open(relative);
+    if (!opened) continue;
+    let text: string;
     try {
-      size = statSync(absolute).size;
-      if (size > MAX_FILE_BYTES || isBinary(absolute)) continue;
+      if (opened.stat.size > MAX_FILE_BYTES || isBinary(opened.fd)) continue;
+      text = readFileSync(opened.fd, 'utf8');
     } catch {
       continue;
+    } finally {
+      closeSync(opened.fd);
     }
-    const text = readFileSync(absolute, 'utf8');
     const lines = text.split('\n');
     if (lines.at(-1) === '') lines.pop();
     const matched = new Set<number>();
@@ -82,7 +85,8 @@ function search(input: WorkerInput): { files: GrepFile[]; complete: boolean } {
       });
     }
     if (matched.size === 0) continue;
-    const file: GrepFile = { path: relative, lines: [], count: matched.size };
+    const { dev, ino, nlink } = opened.stat;
+    const file: GrepFile = { path: relative, lines: [], count: matched.size, ...(nlink > 1 ? { inode: { dev, ino, nlink } } : {}) };
     if (input.mode === 'content') {
       const shown = new Set<number>();
       for (const index of [...matched].sort((a, b) => a - b)) {
@@ -95,8 +99,12 @@ function search(input: WorkerInput): { files: GrepFile[]; complete: boolean } {
       }
     } else records++;
     files.push(file);
-    if (records >= input.maxRecords) return { files, complete: false };
+    if (records >= input.maxRecords) {
+      beneath.close();
+      return { files, complete: false };
+    }
   }
+  beneath.close();
   return { files, complete: true };
 }
 

@@ -62,7 +62,9 @@ export function builtinEngine(): SearchEngine {
     kind: 'builtin',
     async grep(request: GrepRequest): Promise<GrepOutcome> {
       const input: WorkerInput = {
-        cwd: request.cwd,
+        folderFd: request.folder.fd,
+        folderReal: request.folder.real,
+        folderVia: request.folder.via,
         ...(request.file ? { file: request.file } : {}),
         pattern: request.pattern,
         flags: request.caseInsensitive ? 'i' : '',
@@ -83,11 +85,16 @@ export function builtinEngine(): SearchEngine {
         if (reply.syntax) throw new ToolError(`Invalid regular expression: ${reply.error.replace(/^Invalid regular expression: /, '')}`, 'bad_pattern');
         throw new Error(reply.error);
       }
-      return { files: reply.files, complete: reply.complete, timedOut: false };
+      const files: GrepFile[] = [];
+      for (const file of reply.files) {
+        if (file.inode && (await request.denyInodes.denial(file.inode)) !== undefined) continue;
+        files.push(file);
+      }
+      return { files, complete: reply.complete, timedOut: false };
     },
     async list(request: ListRequest): Promise<ListOutcome> {
       const paths = walkFiles({
-        cwd: request.cwd,
+        cwd: request.folder.via,
         pattern: request.pattern.replace(/^\//, ''),
         hidden: request.hidden || patternNamesHidden(request.pattern),
         respectGitignore: request.respectGitignore,

@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import picomatch from 'picomatch';
 import { ToolError } from '@bulkhead/core';
 import type { GrepFile, GrepOutcome, GrepRequest, ListOutcome, ListRequest, SearchEngine } from './search-types.js';
 import { patternNamesHidden } from './hidden.js';
+import { Beneath, byFolder, HAS_PROC_FD, type PinnedFolder } from './beneath.js';
 
 const MAX_STDERR = 8192;
 
@@ -13,13 +15,23 @@ interface RunResult {
   readonly stoppedEarly: boolean;
 }
 
+/** Files handed to one rg run of the second pass, as descriptors 3, 4, … of the child. */
+const VERIFY_BATCH = 500;
+/** How the child names its own descriptors (macOS has /dev/fd but no /proc). */
+const CHILD_FD = HAS_PROC_FD ? '/proc/self/fd/' : '/dev/fd/';
+
+/** Where rg runs: in a pinned folder (its descriptor becomes the child's fd 3 and cwd), or on descriptors given as files. */
+type RgPlace = { readonly folder: PinnedFolder } | { readonly fds: readonly number[] };
+
 /**
  * Runs rg without a shell, feeding each NUL/newline-delimited record to `onRecord`; returning
  * false from it stops rg. The process is killed on timeout and on cancellation.
  */
-function runRg(rgPath: string, args: string[], cwd: string, timeoutMs: number, signal: AbortSignal, separator: number, onRecord: (record: string) => boolean): Promise<RunResult> {
+function runRg(rgPath: string, args: string[], place: RgPlace, timeoutMs: number, signal: AbortSignal, separator: number, onRecord: (record: string) => boolean): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(rgPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env['PATH'] ?? '' } });
+    const extra = 'folder' in place ? (HAS_PROC_FD ? [place.folder.fd] : []) : place.fds;
+    const cwd = 'folder' in place ? (HAS_PROC_FD ? '/proc/self/fd/3' : place.folder.real) : undefined;
+    const child = spawn(rgPath, args, { ...(cwd ? { cwd } : {}), stdio: ['ignore', 'pipe', 'pipe', ...extra], env: { PATH: process.env['PATH'] ?? '' } });
     let stderr = '';
     let timedOut = false;
     let stoppedEarly = false;
@@ -33,7 +45,7 @@ function runRg(rgPath: string, args: string[], cwd: string, timeoutMs: number, s
     }, timeoutMs);
     const onAbort = () => stop();
     signal.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (chunk: Buffer) => {
+    child.stdout!.on('data', (chunk: Buffer) => {
       if (stoppedEarly) return;
       let data = pending.length > 0 ? Buffer.concat([pending, chunk]) : chunk;
       let from = 0;
@@ -49,7 +61,7 @@ function runRg(rgPath: string, args: string[], cwd: string, timeoutMs: number, s
       data = data.subarray(from);
       pending = Buffer.from(data);
     });
-    child.stderr.on('data', (chunk: Buffer) => {
+    child.stderr!.on('data', (chunk: Buffer) => {
       if (stderr.length < MAX_STDERR) stderr += chunk.toString();
     });
     child.on('error', (error) => {
@@ -87,11 +99,11 @@ function checkRgError(result: RunResult, signal: AbortSignal): void {
  * `.git/` and deny_read left out. A --glob that matches a folder overrides .gitignore in rg
  * (`src/**` would search an ignored `src/gen/`), so grep keeps only what this listing has too.
  */
-async function unignoredFiles(rgPath: string, request: Pick<ListRequest, 'cwd' | 'hidden' | 'denyRead' | 'timeoutMs' | 'signal'>): Promise<{ paths: Set<string>; timedOut: boolean }> {
+async function unignoredFiles(rgPath: string, request: Pick<ListRequest, 'folder' | 'hidden' | 'denyRead' | 'timeoutMs' | 'signal'>): Promise<{ paths: Set<string>; timedOut: boolean }> {
   const args = ['--no-config', '--files', '--no-messages', '--no-require-git', '--null', '--glob', '!.git/', ...denyGlobs(request.denyRead)];
   if (request.hidden) args.push('--hidden');
   const paths = new Set<string>();
-  const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
+  const result = await runRg(rgPath, args, { folder: request.folder }, request.timeoutMs, request.signal, 0, (record) => {
     if (record.length > 0) paths.add(record.startsWith('./') ? record.slice(2) : record);
     return true;
   });
@@ -99,67 +111,134 @@ async function unignoredFiles(rgPath: string, request: Pick<ListRequest, 'cwd' |
   return { paths, timedOut: result.timedOut };
 }
 
+async function verifyPass(rgPath: string, how: string[], request: GrepRequest, candidates: string[]): Promise<GrepOutcome> {
+  const beneath = new Beneath(request.folder);
+  const byPath = new Map<string, GrepFile>();
+  let records = 0;
+  let timedOut = false;
+  let complete = true;
+  const deadline = Date.now() + request.timeoutMs;
+  try {
+    for (let start = 0; start < candidates.length && records < request.maxRecords; start += VERIFY_BATCH) {
+      const names: string[] = [];
+      const fds: number[] = [];
+      try {
+        for (const name of candidates.slice(start, start + VERIFY_BATCH)) {
+          const opened = beneath.open(name);
+          if (!opened) continue;
+          if (opened.stat.nlink > 1 && (await request.denyInodes.denial(opened.stat)) !== undefined) {
+            closeSync(opened.fd);
+            continue;
+          }
+          names.push(name);
+          fds.push(opened.fd);
+        }
+        if (fds.length === 0) continue;
+        const nameOf = (path: string): string | undefined => {
+          if (!path.startsWith(CHILD_FD)) return undefined;
+          const index = Number(path.slice(CHILD_FD.length)) - 3;
+          return Number.isInteger(index) ? names[index] : undefined;
+        };
+        const fileOf = (path: string): GrepFile | undefined => {
+          const name = nameOf(path);
+          if (name === undefined) return undefined;
+          let file = byPath.get(name);
+          if (!file) {
+            file = { path: name, lines: [], count: 0 };
+            byPath.set(name, file);
+          }
+          return file;
+        };
+        const args = [...how, '--regexp', request.pattern, '--', ...fds.map((_, i) => `${CHILD_FD}${i + 3}`)];
+        const separator = request.mode === 'files_with_matches' ? 0 : 0x0a;
+        const left = Math.max(1, deadline - Date.now());
+        const result = await runRg(rgPath, args, { fds }, left, request.signal, separator, (record) => {
+          if (request.mode === 'files_with_matches') {
+            const file = record.length > 0 ? fileOf(record) : undefined;
+            if (file) file.count = 1;
+            records++;
+          } else if (request.mode === 'count') {
+            const nul = record.indexOf('\0');
+            const file = nul > 0 ? fileOf(record.slice(0, nul)) : undefined;
+            if (file) file.count = Number(record.slice(nul + 1));
+            records++;
+          } else {
+            if (record === '--') return true;
+            const nul = record.indexOf('\0');
+            if (nul <= 0) return true;
+            const rest = record.slice(nul + 1);
+            const match = /^(\d+)([:-])/.exec(rest);
+            if (!match) return true;
+            const file = fileOf(record.slice(0, nul));
+            if (!file) return true;
+            const isContext = match[2] === '-';
+            file.lines.push({ line: Number(match[1]), text: rest.slice(match[0].length).replace(/\r$/, ''), context: isContext });
+            if (!isContext) file.count++;
+            records++;
+          }
+          return records < request.maxRecords;
+        });
+        checkRgError(result, request.signal);
+        if (result.timedOut) {
+          timedOut = true;
+          break;
+        }
+        if (result.stoppedEarly) complete = false;
+      } finally {
+        for (const fd of fds) closeSync(fd);
+      }
+    }
+  } finally {
+    beneath.close();
+  }
+  if (records >= request.maxRecords) complete = false;
+  return { files: [...byPath.values()], complete: complete && !timedOut, timedOut };
+}
+
 export function ripgrepEngine(rgPath: string): SearchEngine {
   return {
     kind: 'ripgrep',
     async grep(request: GrepRequest): Promise<GrepOutcome> {
-      const args = ['--no-config', '--color=never', '--no-messages', '--no-require-git', '--null', `--max-columns=${request.maxLineChars}`, '--max-columns-preview'];
-      if (request.mode === 'content') args.push('--line-number', '--with-filename', '--no-heading');
-      if (request.mode === 'content' && request.context > 0) args.push('--context', String(request.context));
-      if (request.mode === 'files_with_matches') args.push('--files-with-matches');
-      if (request.mode === 'count') args.push('--count', '--with-filename');
-      if (request.caseInsensitive) args.push('--ignore-case');
-      if (request.multiline) args.push('--multiline', '--multiline-dotall');
-      if (request.literal) args.push('--fixed-strings');
-      if (request.hidden) args.push('--hidden');
+      // What is searched and how: the same in both passes.
+      const how = ['--no-config', '--color=never', '--no-messages', '--no-require-git', '--null', `--max-columns=${request.maxLineChars}`, '--max-columns-preview'];
+      if (request.mode === 'content') how.push('--line-number', '--with-filename', '--no-heading');
+      if (request.mode === 'content' && request.context > 0) how.push('--context', String(request.context));
+      if (request.mode === 'files_with_matches') how.push('--files-with-matches');
+      if (request.mode === 'count') how.push('--count', '--with-filename');
+      if (request.caseInsensitive) how.push('--ignore-case');
+      if (request.multiline) how.push('--multiline', '--multiline-dotall');
+      if (request.literal) how.push('--fixed-strings');
       const globs = request.glob ? request.glob.split(',').map((g) => g.trim()).filter(Boolean) : [];
-      for (const glob of globs) args.push('--glob', glob);
-      if (request.type) args.push('--type', request.type);
-      args.push('--glob', '!.git/', ...denyGlobs(request.denyRead));
-      args.push('--regexp', request.pattern, '--', request.file ?? '.');
 
-      const byPath = new Map<string, GrepFile>();
-      let records = 0;
-      const fileOf = (path: string) => {
-        const clean = path.startsWith('./') ? path.slice(2) : path;
-        let file = byPath.get(clean);
-        if (!file) {
-          file = { path: clean, lines: [], count: 0 };
-          byPath.set(clean, file);
-        }
-        return file;
-      };
-      const separator = request.mode === 'files_with_matches' ? 0 : 0x0a;
-      const search = runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, separator, (record) => {
-        if (request.mode === 'files_with_matches') {
-          if (record.length > 0) fileOf(record).count = 1;
-          records++;
-        } else if (request.mode === 'count') {
-          const nul = record.indexOf('\0');
-          if (nul > 0) fileOf(record.slice(0, nul)).count = Number(record.slice(nul + 1));
-          records++;
-        } else {
-          if (record === '--') return true;
-          const nul = record.indexOf('\0');
-          if (nul <= 0) return true;
-          const path = record.slice(0, nul);
-          const rest = record.slice(nul + 1);
-          const match = /^(\d+)([:-])/.exec(rest);
-          if (!match) return true;
-          const file = fileOf(path);
-          const isContext = match[2] === '-';
-          file.lines.push({ line: Number(match[1]), text: rest.slice(match[0].length).replace(/\r$/, ''), context: isContext });
-          if (!isContext) file.count++;
-          records++;
-        }
-        return records < request.maxRecords;
-      });
-      const needsUnignored = !request.file && globs.some((glob) => !glob.startsWith('!'));
-      const [result, unignored] = await Promise.all([search, needsUnignored ? unignoredFiles(rgPath, request) : undefined]);
-      checkRgError(result, request.signal);
-      const files = [...byPath.values()].filter((file) => !unignored || unignored.paths.has(file.path));
-      const timedOut = result.timedOut || unignored?.timedOut === true;
-      return { files, complete: !timedOut && !result.stoppedEarly, timedOut };
+      let candidates: string[];
+      let firstTimedOut = false;
+      if (request.file) candidates = [request.file];
+      else {
+        // First pass: which files match, walked from the pinned folder. rg opens what it walks
+        // by path, so a subfolder or file swapped for a symlink meanwhile is followed: this
+        // pass only names candidates, and nothing it read is returned.
+        const args = ['--files-with-matches', ...how.filter((a) => a !== '--line-number' && a !== '--with-filename' && a !== '--no-heading' && a !== '--files-with-matches' && a !== '--count' && !a.startsWith('--context'))];
+        if (request.hidden) args.push('--hidden');
+        for (const glob of globs) args.push('--glob', glob);
+        if (request.type) args.push('--type', request.type);
+        args.push('--glob', '!.git/', ...denyGlobs(request.denyRead));
+        args.push('--regexp', request.pattern, '--', '.');
+        const found: string[] = [];
+        const search = runRg(rgPath, args, { folder: request.folder }, request.timeoutMs, request.signal, 0, (record) => {
+          if (record.length > 0) found.push(record.startsWith('./') ? record.slice(2) : record);
+          return found.length < request.maxRecords;
+        });
+        const needsUnignored = globs.some((glob) => !glob.startsWith('!'));
+        const [result, unignored] = await Promise.all([search, needsUnignored ? unignoredFiles(rgPath, request) : undefined]);
+        checkRgError(result, request.signal);
+        candidates = found.filter((path) => !unignored || unignored.paths.has(path));
+        firstTimedOut = result.timedOut || unignored?.timedOut === true;
+      }
+      // Second pass: each candidate opened beneath the pinned folder without following any
+      // symlink, and searched again through its descriptor: only what that pass reads is returned.
+      const outcome = await verifyPass(rgPath, how, request, byFolder(candidates));
+      const timedOut = firstTimedOut || outcome.timedOut;
+      return { files: outcome.files, complete: !timedOut && outcome.complete, timedOut };
     },
 
     async list(request: ListRequest): Promise<ListOutcome> {
@@ -169,7 +248,7 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
       if (wantHidden) args.push('--hidden');
       if (!request.respectGitignore) args.push('--no-ignore');
       const paths: string[] = [];
-      const result = await runRg(rgPath, args, request.cwd, request.timeoutMs, request.signal, 0, (record) => {
+      const result = await runRg(rgPath, args, { folder: request.folder }, request.timeoutMs, request.signal, 0, (record) => {
         const clean = record.startsWith('./') ? record.slice(2) : record;
         if (clean.length > 0 && matches(clean)) paths.push(clean);
         return true;

@@ -1,9 +1,12 @@
+import type { PinnedFolder } from './beneath.js';
+import type { DenyInodes, InodeStat } from './deny-inodes.js';
+
 export type GrepMode = 'content' | 'files_with_matches' | 'count';
 
 export interface GrepRequest {
-  /** Real folder the search runs in; result paths are relative to it. */
-  readonly cwd: string;
-  /** A file inside `cwd` to search alone, or undefined for the whole folder. */
+  /** The folder the search runs in, held open; result paths are relative to it. */
+  readonly folder: PinnedFolder;
+  /** A file directly inside `folder` to search alone, or undefined for the whole folder. */
   readonly file?: string;
   readonly pattern: string;
   readonly mode: GrepMode;
@@ -15,6 +18,8 @@ export interface GrepRequest {
   readonly type?: string;
   readonly hidden: boolean;
   readonly denyRead: readonly string[];
+  /** Refuses files that are a second name (hard link) of a deny_read file. */
+  readonly denyInodes: Pick<DenyInodes, 'denial'>;
   readonly maxLineChars: number;
   /** Stop collecting after this many result lines (the tool pages within them). */
   readonly maxRecords: number;
@@ -32,6 +37,8 @@ export interface GrepFile {
   readonly path: string;
   readonly lines: GrepLine[];
   count: number;
+  /** Device, inode and link count of the file that was searched, when it has several links. */
+  inode?: InodeStat;
 }
 
 export interface GrepOutcome {
@@ -42,7 +49,8 @@ export interface GrepOutcome {
 }
 
 export interface ListRequest {
-  readonly cwd: string;
+  /** The folder listed, held open; result paths are relative to it. */
+  readonly folder: PinnedFolder;
   readonly pattern: string;
   readonly hidden: boolean;
   readonly respectGitignore: boolean;
@@ -52,7 +60,7 @@ export interface ListRequest {
 }
 
 export interface ListOutcome {
-  /** Paths relative to `cwd`. */
+  /** Paths relative to `folder`, as the walk saw them: not yet checked beneath the descriptor. */
   readonly paths: string[];
   readonly timedOut: boolean;
 }

@@ -1,8 +1,10 @@
 import { join } from 'node:path';
-import { lstat, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, textName, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
+import { Beneath, byFolder, pinFolder } from '../lib/beneath.js';
 
 const STAT_BATCH = 256;
 
@@ -26,34 +28,47 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
     if (args.pattern.includes('..')) throw new ToolError('pattern may not contain ".."; use path to choose the folder to search in', 'bad_pattern');
     const folder = await ctx.paths.confine(args.path ?? '.', 'read');
     if (!(await stat(folder)).isDirectory()) throw new ToolError(`${args.path} is not a folder; give the folder to search in as path`, 'not_a_folder');
-    const outcome = await ctx.search.list({
-      cwd: folder,
-      pattern: args.pattern,
-      hidden: args.hidden,
-      respectGitignore: !args.include_ignored,
-      denyRead: ctx.denyRead,
-      timeoutMs: ctx.limits.grep_timeout_ms,
-      signal: ctx.signal,
-    });
-    const allowed = ctx.paths.searchResultFilter(folder);
-    const found = outcome.paths.filter(allowed);
-    const withTimes: { path: string; mtime: number }[] = [];
-    for (let i = 0; i < found.length; i += STAT_BATCH) {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
-      const batch = found.slice(i, i + STAT_BATCH);
-      const stats = await Promise.all(batch.map((p) => lstat(join(folder, p)).catch(() => undefined)));
-      batch.forEach((p, j) => {
-        const s = stats[j];
-        if (s) withTimes.push({ path: p, mtime: s.mtimeMs });
+    const pinned = pinFolder(folder, args.path ?? '.');
+    const beneath = new Beneath(pinned);
+    try {
+      const outcome = await ctx.search.list({
+        folder: pinned,
+        pattern: args.pattern,
+        hidden: args.hidden,
+        respectGitignore: !args.include_ignored,
+        denyRead: ctx.denyRead,
+        timeoutMs: ctx.limits.grep_timeout_ms,
+        signal: ctx.signal,
       });
+      const allowed = ctx.paths.searchResultFilter(folder);
+      const found = outcome.paths.filter(allowed);
+      // The walk saw these names by path; each is looked at again beneath the pinned folder, one
+      // component at a time and never through a symlink, so a folder swapped during the walk
+      // cannot bring in names from outside the roots. That lstat gives the times too.
+      const withTimes: { path: string; mtime: number }[] = [];
+      const sorted = byFolder(found);
+      for (let i = 0; i < sorted.length; i += STAT_BATCH) {
+        if (ctx.signal.aborted) throw ctx.signal.reason;
+        if (i > 0) await nextTurn();
+        for (const p of sorted.slice(i, i + STAT_BATCH)) {
+          const s = beneath.lstat(p);
+          if (!s?.isFile()) continue;
+          // A second name of a deny_read file is left out as that file is.
+          if (s.nlink > 1 && (await ctx.denyInodes.denial(s)) !== undefined) continue;
+          withTimes.push({ path: p, mtime: s.mtimeMs });
+        }
+      }
+      withTimes.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
+      const max = ctx.limits.glob_max_results;
+      const shown = withTimes.slice(0, max).map(({ path }) => textName(ctx.paths.display(join(folder, path))));
+      const notes: string[] = [];
+      if (withTimes.length > max) notes.push(`[${withTimes.length - max} more files matched; narrow the pattern or path]`);
+      if (outcome.timedOut) notes.push('[the search stopped at its time limit; the list is partial]');
+      if (shown.length === 0) return textReply(`No files match ${JSON.stringify(args.pattern)}${args.path ? ` in ${args.path}` : ''}.${args.include_ignored ? '' : ' (git-ignored files were skipped; include_ignored: true includes them)'}`);
+      return textReply([...shown, ...notes].join('\n'));
+    } finally {
+      beneath.close();
+      pinned.close();
     }
-    withTimes.sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : 1));
-    const max = ctx.limits.glob_max_results;
-    const shown = withTimes.slice(0, max).map(({ path }) => ctx.paths.display(join(folder, path)));
-    const notes: string[] = [];
-    if (withTimes.length > max) notes.push(`[${withTimes.length - max} more files matched; narrow the pattern or path]`);
-    if (outcome.timedOut) notes.push('[the search stopped at its time limit; the list is partial]');
-    if (shown.length === 0) return textReply(`No files match ${JSON.stringify(args.pattern)}${args.path ? ` in ${args.path}` : ''}.${args.include_ignored ? '' : ' (git-ignored files were skipped; include_ignored: true includes them)'}`);
-    return textReply([...shown, ...notes].join('\n'));
   },
 });

@@ -1,9 +1,10 @@
 import { dirname, basename, join, relative } from 'node:path';
 import { stat } from 'node:fs/promises';
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, textReply } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, textName, textReply } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 import type { GrepFile } from '../lib/search-types.js';
+import { pinFolder } from '../lib/beneath.js';
 
 const MAX_COLLECTED = 20_000;
 
@@ -26,7 +27,9 @@ const input = z.strictObject({
 });
 
 function formatFile(file: GrepFile, mode: 'content' | 'files_with_matches' | 'count', prefix: string, withSeparators: boolean): string[] {
-  const path = prefix ? join(prefix, file.path) : file.path;
+  // ":" and "-" end the name in grep's lines, so a name holding ":" is quoted too: "x:1:match"
+  // cannot pass for a match in x.
+  const path = textName(prefix ? join(prefix, file.path) : file.path, /:/);
   if (mode === 'files_with_matches') return [path];
   if (mode === 'count') return [`${path}:${file.count}`];
   const out: string[] = [];
@@ -54,8 +57,9 @@ export const grep = defineTool<FsCapabilities, typeof input>({
     const searchDir = info.isDirectory() ? confined : dirname(confined);
     const shownDir = ctx.paths.display(searchDir);
     const headLimit = args.head_limit ?? ctx.limits.grep_head_limit;
+    const folder = pinFolder(searchDir, shownDir);
     const outcome = await ctx.search.grep({
-      cwd: searchDir,
+      folder,
       ...(info.isDirectory() ? {} : { file: basename(confined) }),
       pattern: args.pattern,
       mode: args.output_mode,
@@ -67,11 +71,12 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       ...(args.type ? { type: args.type } : {}),
       hidden: args.hidden,
       denyRead: ctx.denyRead,
+      denyInodes: ctx.denyInodes,
       maxLineChars: ctx.limits.line_max_chars,
       maxRecords: Math.max(MAX_COLLECTED, args.offset + headLimit),
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
-    });
+    }).finally(() => folder.close());
     const allowed = ctx.paths.searchResultFilter(searchDir);
     const files = outcome.files.filter((file) => allowed(file.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const prefix = shownDir === '.' || shownDir === '' ? '' : relative(ctx.paths.primary, searchDir).startsWith('..') ? searchDir : shownDir;

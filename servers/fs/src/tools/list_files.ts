@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
-import { lstat, readdir, readlink } from 'node:fs/promises';
-import type { Dirent } from 'node:fs';
+import { readlinkSync, type Dirent } from 'node:fs';
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, formatBytes, isInside, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, formatBytes, isInside, textName, textReply } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
+import { Beneath, pinFolder, readPinned, type PinnedFolder } from '../lib/beneath.js';
 
 const NOT_DESCENDED = new Set(['.git', 'node_modules']);
 
@@ -28,42 +28,70 @@ export const listFiles = defineTool<FsCapabilities, typeof input>({
   subjectArg: 'path',
   async run(args, ctx) {
     const folder = await ctx.paths.confine(args.path ?? '.', 'read');
-    const top = await lstat(folder);
-    if (!top.isDirectory()) throw new ToolError(`${args.path} is a file, not a folder; use read_file to read it`, 'not_a_folder');
-    const out: string[] = [`${ctx.paths.display(folder)}/`];
+    const pinned = pinFolder(folder, args.path ?? '.', `${args.path} is a file, not a folder; use read_file to read it`);
+    const out: string[] = [`${textName(ctx.paths.display(folder))}/`];
     const maxEntries = ctx.limits.list_max_entries;
 
-    const walk = async (dir: string, level: number): Promise<void> => {
+    // Every folder is read through a descriptor opened from its parent's with O_NOFOLLOW, and every
+    // entry is looked at through its folder's descriptor: a folder swapped for a symlink during
+    // the walk is shown as it now is (a symlink), never followed.
+    const walk = async (dir: PinnedFolder, real: string, level: number): Promise<void> => {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       let entries: Dirent[];
       try {
-        entries = await readdir(dir, { withFileTypes: true });
+        entries = readPinned(dir);
       } catch (error) {
         out.push(`${'  '.repeat(level)}[cannot list: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}]`);
         return;
       }
-      entries.sort(byKindThenName);
-      const indent = '  '.repeat(level);
-      for (const entry of entries.slice(0, maxEntries)) {
-        const full = join(dir, entry.name);
-        if (entry.isDirectory()) {
-          const skip = NOT_DESCENDED.has(entry.name);
-          out.push(`${indent}${entry.name}/${skip ? ' (not descended)' : ''}`);
-          if (!skip && level < args.depth) await walk(full, level + 1);
-        } else if (entry.isSymbolicLink()) {
-          const target = await readlink(full).catch(() => '?');
-          const inside = ctx.paths.real.some((root) => isInside(root, resolve(dir, target)));
-          out.push(`${indent}${entry.name} -> ${target}${inside ? '' : ' (outside the roots)'}`);
-        } else if (entry.isFile()) {
-          const size = await lstat(full).then((s) => formatBytes(s.size), () => '?');
-          out.push(`${indent}${entry.name} (${size})`);
-        } else {
-          out.push(`${indent}${entry.name} (special file)`);
+      const beneath = new Beneath(dir);
+      try {
+        entries.sort(byKindThenName);
+        const indent = '  '.repeat(level);
+        for (const entry of entries.slice(0, maxEntries)) {
+          const shown = textName(entry.name);
+          const info = beneath.lstat(entry.name);
+          if (info === undefined) {
+            out.push(`${indent}${shown} (gone)`);
+          } else if (info.isDirectory()) {
+            const skip = NOT_DESCENDED.has(entry.name);
+            if (!skip && level < args.depth) {
+              const sub = beneath.openFolder(entry.name);
+              out.push(`${indent}${shown}/${sub ? '' : ' (changed while listed; not descended)'}`);
+              if (sub) {
+                try {
+                  await walk(sub, join(real, entry.name), level + 1);
+                } finally {
+                  sub.close();
+                }
+              }
+            } else out.push(`${indent}${shown}/${skip ? ' (not descended)' : ''}`);
+          } else if (info.isSymbolicLink()) {
+            const path = beneath.entryPath(entry.name);
+            let target = '?';
+            try {
+              if (path !== undefined) target = readlinkSync(path);
+            } catch {
+              // gone or changed: shown as "?"
+            }
+            const inside = target !== '?' && ctx.paths.real.some((root) => isInside(root, resolve(real, target)));
+            out.push(`${indent}${shown} -> ${textName(target)}${inside ? '' : ' (outside the roots)'}`);
+          } else if (info.isFile()) {
+            out.push(`${indent}${shown} (${formatBytes(info.size)})`);
+          } else {
+            out.push(`${indent}${shown} (special file)`);
+          }
         }
+        if (entries.length > maxEntries) out.push(`${indent}… ${entries.length - maxEntries} more entries`);
+      } finally {
+        beneath.close();
       }
-      if (entries.length > maxEntries) out.push(`${indent}… ${entries.length - maxEntries} more entries`);
     };
-    await walk(folder, 1);
+    try {
+      await walk(pinned, folder, 1);
+    } finally {
+      pinned.close();
+    }
     if (out.length === 1) out.push('  (empty)');
     return textReply(out.join('\n'));
   },

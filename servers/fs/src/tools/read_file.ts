@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, formatBytes, imageReply, numberedLines, openConfinedFile, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, formatBytes, imageReply, numberedLines, openConfinedFile, textName, textReply, ToolError } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 import { SNIFF_BYTES, sniff } from '../lib/sniff.js';
 import { readTail, readWindow, type Window } from '../lib/lines.js';
@@ -46,10 +46,13 @@ export const readFile = defineTool<FsCapabilities, typeof input>({
   subjectArg: 'path',
   async run(args, ctx) {
     const confined = await ctx.paths.confine(args.path, 'read');
-    const shown = ctx.paths.display(confined);
+    const shown = textName(ctx.paths.display(confined));
     const opened = await openConfinedFile(ctx.paths, confined, shown);
     try {
       const { handle, stat } = opened;
+      // A second name (hard link) of a deny_read file is that file: refused the same way.
+      const denial = stat.nlink > 1 ? await ctx.denyInodes.denial(stat) : undefined;
+      if (denial !== undefined) throw new ToolError(`${shown} cannot be read: ${denial}`, 'protected');
       if (stat.size === 0) return textReply(`[${shown} is empty]`);
       const head = Buffer.alloc(Math.min(SNIFF_BYTES, stat.size));
       await handle.read(head, 0, head.length, 0);

@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { decodeGitName, formatBytes, NEWLINE, NUL, quoteGitPath, TokenReader, type GitRepository, type PathGlobSet } from '@bulkhead/core';
+import { decodeGitName, formatBytes, NEWLINE, NUL, quoteGitPath, textName, TokenReader, type GitRepository, type PathGlobSet } from '@bulkhead/core';
 import type { GitLimits } from '../policy.js';
 import { cutText } from './commits.js';
-import { textName } from './fields.js';
 
 const MAX_PATH_BYTES = 4096;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { defineTool, NUL, READ_ONLY_LOCAL, structuredReply, TokenReader } from '@bulkhead/core';
+import { defineTool, NUL, READ_ONLY_LOCAL, structuredReply, textName, TokenReader } from '@bulkhead/core';
 import type { GitCapabilities } from '../context.js';
-import { repoField, textName } from '../lib/fields.js';
+import { repoField } from '../lib/fields.js';
 import { StatusParser, type StatusEntry, type StatusReport } from '../lib/status.js';
 
 const MAX_RECORD_BYTES = 16 * 1024;
