@@ -182,7 +182,7 @@ describe('the sandbox', () => {
     expect(hook.text).toContain('Read-only file system');
     expect((await h.call<RunResult>('run_shell', { command: 'echo "[alias] st = !touch pwned" >> .git/config' })).structured.exit_code).not.toBe(0);
     const status = await h.call<RunResult>('run_shell', { command: 'git status --short' });
-    expect(status.structured).toMatchObject({ exit_code: 0, risk: 'low' });
+    expect(status.structured).toMatchObject({ exit_code: 0, risk: 'medium' }); // status may run a repository's clean filter (classify/git.ts)
     expect(existsSync(h.ws.path('fsmonitor-ran'))).toBe(false);
     const filled = await h.call<RunResult>('run_shell', { command: 'head -c 2000000 /dev/zero > /tmp/fill; head -c 2000000 /dev/zero > /dev/shm/fill; head -c 2000000 /dev/zero > /var/tmp/fill' });
     expect(filled.text.match(/No space left on device/g)?.length).toBe(3);

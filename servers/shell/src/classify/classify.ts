@@ -9,7 +9,7 @@ import { readOnlyVerdict, sedCall } from './read-only-commands.js';
 import { allows, denyMatch, matchesPrefix, readRule, type CommandRule } from './rules.js';
 import { high, maxTier, type Classification, type ParsedCommand, type Tier, type Verdict, type Word } from './types.js';
 import { readWord, SUBSTITUTIONS, visitSubstitutionsWithin } from './words.js';
-import { commandStringOf, executedBy, INTERPRETERS, KNOWN_HIGH, launchedCommands, LAUNCHERS, RUNS_OTHERS, SHELLS, unwrap, withXargsPlaceholder, WRAPPERS, type WrapperSpec } from './wrappers.js';
+import { commandStringOf, envCall, executedBy, INTERPRETERS, KNOWN_HIGH, launchedCommands, LAUNCHERS, RUNS_OTHERS, SHELLS, unwrap, watchedCommand, withXargsPlaceholder, WRAPPERS, type WrapperSpec } from './wrappers.js';
 import { writesInsideRoots, writeVerdict } from './write-commands.js';
 
 export type { Classification, ParsedCommand, Tier, Word } from './types.js';
@@ -347,7 +347,12 @@ class LineWalk {
     const wrapper = WRAPPERS[name];
     if (wrapper !== undefined) return this.wrapped(name, wrapper, args, argumentsFromInput, scope);
     if (SHELLS.has(name) || name === 'eval' || name === 'su' || name === 'watch') this.nestedLine(name, args, scope);
-    if (LAUNCHERS.has(name)) this.follow(launchedCommands(args), scope, 'first');
+    if (LAUNCHERS.has(name)) {
+      this.follow(launchedCommands(args), scope, 'first');
+      this.commandLines(args, scope);
+    }
+    // `script` without -c runs a shell that reads its commands from the input.
+    if (name === 'script' && !args.some((word) => word.kind === 'static' && /^-[a-zA-Z]*c|^--command/.test(word.text))) this.runsUnknown('script reading its standard input');
     // `… | xargs sudo`: the input may hold the whole command.
     if (LAUNCHERS.has(name) && argumentsFromInput) this.runsUnknown(`${name} with arguments from its input`);
     const knownHigh = KNOWN_HIGH.get(name);
@@ -379,11 +384,7 @@ class LineWalk {
   private wrapped(name: string, wrapper: WrapperSpec, args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
     const first = args[0];
     if (argumentsFromInput && first === undefined) return this.commandFromInput(name);
-    if (name === 'env' && first === undefined) return this.note({ tier: 'low', readOnly: true, reason: 'env without a command prints the environment' });
-    if (name === 'env' && first?.kind === 'static' && (first.text.includes('=') || (first.text.startsWith('-') && first.text !== '--'))) {
-      this.follow(launchedCommands(args), scope, 'first');
-      return this.note(high(`env ${first.text}: changes the environment of the command`));
-    }
+    if (name === 'env') return this.env(args, argumentsFromInput, scope);
     if (name === 'command' && first?.kind === 'static' && (first.text === '-v' || first.text === '-V')) {
       return this.note({ tier: 'low', readOnly: true, reason: 'command -v only looks a name up' });
     }
@@ -405,6 +406,44 @@ class LineWalk {
     return tier;
   }
 
+  /** env's options, -S strings split into words, NAME=VALUE, then the command, as GNU env reads them. */
+  private env(args: readonly Word[], argumentsFromInput: boolean, scope: Scope): Tier {
+    const call = envCall(args);
+    if ('problem' in call) {
+      this.follow(launchedCommands(args), scope, 'first');
+      this.commandLines(args, scope);
+      return this.note(high(`env: ${call.problem}`));
+    }
+    const change = call.changes[0];
+    if (call.inner.length === 0) {
+      if (argumentsFromInput) return this.commandFromInput('env');
+      return this.note({ tier: 'low', readOnly: true, reason: 'env without a command prints the environment' });
+    }
+    if (this.wrappers >= MAX_WRAPPERS) return this.unreadable(call.inner.map((word) => word.text).join(' '), `more than ${MAX_WRAPPERS} wrappers deep`);
+    this.wrappers++;
+    let tier = this.runs({ words: call.inner, argumentsFromInput }, scope);
+    this.wrappers--;
+    if (change !== undefined) tier = maxTier(tier, this.note(high(`env ${change}: changes the environment of the command`)));
+    return tier;
+  }
+
+  /**
+   * `flock f -c 'rm -rf x'`, `script -c '…'`, `parallel 'rm {}' ::: x`: a word of a launcher that
+   * holds blanks or operators may be a command line it runs; read it for the deny rules.
+   */
+  private commandLines(args: readonly Word[], scope: Scope): void {
+    for (const word of args) {
+      if (word.kind !== 'static' || !/[\s;&|]/.test(word.text)) continue;
+      if (this.depth >= MAX_DEPTH) {
+        this.runsUnknown(word.text);
+        continue;
+      }
+      this.depth++;
+      this.line(word.text.replaceAll('\n', ' ; '), { ...scope });
+      this.depth--;
+    }
+  }
+
   /** `… | xargs env`, `xargs nice`: the words xargs reads become the command. */
   private commandFromInput(name: string): Tier {
     this.runsUnknown(`${name} with its command from xargs's input`);
@@ -420,7 +459,7 @@ class LineWalk {
 
   /** bash -c, eval, su -c, watch: the command line they run meets the deny rules too. */
   private nestedLine(name: string, args: readonly Word[], scope: Scope): void {
-    const line = name === 'eval' || name === 'watch' ? args : commandStringOf(args);
+    const line = name === 'eval' ? args : name === 'watch' ? watchedCommand(args) : commandStringOf(args);
     // `… | bash` and `bash < file` run command lines nobody sees here.
     const readsStandardInput = SHELLS.has(name) && args.every((word) => word.kind === 'static' && word.text.startsWith('-'));
     if (line.length === 0 && !readsStandardInput) return;

@@ -2,11 +2,23 @@ import { scanOptions, type OptionRules } from './options.js';
 import type { Place } from './paths.js';
 import { high, type Verdict, type Word } from './types.js';
 
+/**
+ * Subcommands that read objects, refs and the index without running anything a repository's
+ * configuration names (the runner's GIT_CONFIG_COUNT already turns core.fsmonitor off).
+ */
 const READ_ONLY = new Set([
-  'status', 'log', 'diff', 'show', 'blame', 'annotate', 'shortlog', 'rev-parse', 'rev-list', 'ls-files', 'ls-tree',
-  'cat-file', 'describe', 'grep', 'show-ref', 'for-each-ref', 'merge-base', 'name-rev', 'count-objects', 'whatchanged',
-  'diff-tree', 'diff-files', 'diff-index', 'version', 'check-ignore', 'check-attr',
+  'shortlog', 'rev-parse', 'rev-list', 'ls-files', 'ls-tree', 'cat-file', 'describe', 'grep', 'show-ref', 'for-each-ref',
+  'merge-base', 'name-rev', 'count-objects', 'version', 'check-ignore', 'check-attr',
 ]);
+/**
+ * Reading subcommands that run programs a hostile repository's .git/config and .gitattributes name,
+ * which no -c or GIT_CONFIG_COUNT override can switch off for every driver name: textconv and
+ * `diff.<driver>.command` (diff, log -p, show, blame), clean and smudge filters (status and diff
+ * hash a changed file through `filter.<driver>.clean`), diff.external, and gpg.program (log and show
+ * under log.showSignature). Medium: they run repository code, like a build. The git server's tools
+ * read the same with every such program off.
+ */
+const RUNS_REPOSITORY_PROGRAMS = new Set(['status', 'log', 'diff', 'show', 'blame', 'annotate', 'whatchanged', 'diff-tree', 'diff-files', 'diff-index']);
 /** Subcommands that only change the repository inside the roots (hooks may run: the human is asked). */
 const LOCAL_WRITES = new Set([
   'add', 'commit', 'checkout', 'switch', 'restore', 'reset', 'rm', 'mv', 'merge', 'cherry-pick', 'revert', 'apply', 'am',
@@ -27,7 +39,7 @@ const READ_RULES: OptionRules = {
 };
 const REBASE_RULES: OptionRules = { forbiddenShort: 'xi', forbiddenLong: ['--exec', '--interactive'], abbreviated: true };
 const BRANCH_LISTING = new Set(['-a', '--all', '-r', '--remotes', '-v', '-vv', '--verbose', '--show-current', '--list', '-l', '--no-color']);
-const TAG_WRITES = new Set(['-d', '--delete', '-a', '--annotate', '-s', '--sign', '-u', '-f', '--force', '-m', '-F']);
+const TAG_WRITES = new Set(['-v', '--verify', '-d', '--delete', '-a', '--annotate', '-s', '--sign', '-u', '-f', '--force', '-m', '-F']);
 const CONFIG_READS = new Set(['--get', '--get-all', '--get-regexp', '--list', '-l', 'get', 'list']);
 const CONFIG_SCOPES = new Set(['--global', '--local', '--system', '--show-origin', '--show-scope', '--name-only', '-z', '--null']);
 
@@ -66,9 +78,14 @@ function subcommandVerdict(subcommand: string, rest: readonly Word[], argumentsF
   if (NETWORK.has(subcommand)) return high(`git ${subcommand} reaches the network`);
   const texts = rest.map((word) => (word.kind === 'static' ? word.text : undefined));
   const first = texts[0];
-  if (READ_ONLY.has(subcommand) || readsOnly(subcommand, texts)) {
+  const programs = runsRepositoryPrograms(subcommand, texts);
+  if (programs || READ_ONLY.has(subcommand) || readsOnly(subcommand, texts)) {
     const { problem } = scanOptions(rest, READ_RULES, argumentsFromInput);
-    return problem === undefined ? { tier: 'low', readOnly: true, reason: `git ${subcommand} only reads` } : high(`git ${subcommand} ${problem}: writes a file or runs a program`);
+    if (problem !== undefined) return high(`git ${subcommand} ${problem}: writes a file or runs a program`);
+    if (programs) {
+      return { tier: 'medium', readOnly: true, reason: `git ${subcommand} may run programs the repository's configuration names (textconv, diff and filter drivers, diff.external, gpg.program); the git server's tools read with them off` };
+    }
+    return { tier: 'low', readOnly: true, reason: `git ${subcommand} only reads` };
   }
   if (subcommand === 'config') return high('git config can set programs git runs (core.pager, core.fsmonitor, aliases)');
   if (subcommand === 'remote' && ['add', 'remove', 'rm', 'rename', 'set-url'].includes(first ?? '')) return medium(`git remote ${first}`);
@@ -79,6 +96,27 @@ function subcommandVerdict(subcommand: string, rest: readonly Word[], argumentsF
   if (subcommand === 'reflog' && (first === 'expire' || first === 'delete')) return medium(`git reflog ${first}`);
   if (LOCAL_WRITES.has(subcommand)) return medium(`git ${subcommand}`);
   return high(`git ${subcommand}: not a subcommand this check knows (aliases and remote helpers can run anything)`);
+}
+
+/** `texts` holds the words after the subcommand (undefined: known only when it runs). */
+function runsRepositoryPrograms(subcommand: string, texts: readonly (string | undefined)[]): boolean {
+  if (RUNS_REPOSITORY_PROGRAMS.has(subcommand)) return true;
+  const options = texts.filter((text) => text === undefined || text.startsWith('-'));
+  switch (subcommand) {
+    // --dirty and --broken refresh the index: a changed file goes through its clean filter.
+    case 'describe':
+      return options.some((text) => text === undefined || text.startsWith('--dirty') || text.startsWith('--broken'));
+    // --filters runs smudge filters; --batch reads its options from the input too.
+    case 'cat-file':
+      return options.some((text) => text === undefined || text.startsWith('--filters') || text.startsWith('--batch') || text === '--path' || text.startsWith('--path='));
+    // reflog and stash list take log's options (-p, --show-signature); stash show is a diff.
+    case 'reflog':
+      return options.length > 0;
+    case 'stash':
+      return texts[0] === 'show' || options.length > 0;
+    default:
+      return false;
+  }
 }
 
 /** Subcommands that read or write depending on their arguments. */

@@ -41,7 +41,8 @@ export function scanOptions(args: readonly Word[], rules: OptionRules, arguments
       if (hasForbidden && (rules.forbiddenWords !== undefined || !optionsEnded) && mayBeOption(word)) {
         return { operands, problem: `\`${word.text}\` may expand to an option` };
       }
-      if (rules.maxOperands !== undefined && word.kind === 'expansion' && word.several) {
+      // A glob, brace expansion, unquoted $x or "$@" counts as any number of operands: `uniq *` with two files writes the second.
+      if (rules.maxOperands !== undefined && (word.kind === 'glob' || word.several)) {
         return { operands, problem: `\`${word.text}\` may expand to several operands` };
       }
       operands.push(word);

@@ -1,27 +1,44 @@
 /**
- * Reads a sed script far enough to find the commands that run programs or write files:
- * `e`, `w`/`W`, and the `e` and `w` flags of `s`. Anything it does not understand counts as unsafe.
- * Returns the offending part, or undefined when the script only reads.
+ * Reads a sed script with GNU sed 4.9's grammar (compile.c) far enough to find every command that
+ * runs a program, writes a file or reads one named in the script: `e`, `w`, `W`, `r`, `R`, and the
+ * `e` and `w` flags of `s`. sed compiles the whole script before it runs a line, so a script it
+ * rejects runs nothing; what this reader does not understand counts as unsafe.
+ * Returns the offending part, or undefined when the script only prints.
+ *
+ * Grammar points that decide where text stops being a command:
+ * - a label (`:x`, `b x`, `t x`, `T x`, `v 4.2`) ends at whitespace, `;` or a newline (4.9), and the
+ *   next command may follow on the same line; older GNU seds read a label up to `;` or a newline,
+ *   so a label followed on its line by anything but blanks is read both ways and refused;
+ * - the text of `a`, `i`, `c` and the file name of `r`, `R`, `w`, `W` run to an unescaped newline;
+ * - a regular expression or replacement runs to the unescaped delimiter (brackets do not protect it).
  */
 export function sedScriptDanger(script: string): string | undefined {
   const reader = new ScriptReader(script);
+  // `#n` on the first line is -n; any other comment runs to the end of its line.
   while (reader.skipSeparators()) {
     if (reader.peek() === '#') {
       reader.skipLine();
       continue;
     }
     if (!reader.address()) return 'an address sed syntax this check does not read';
-    const command = reader.next();
-    const danger = reader.command(command);
+    const danger = reader.command(reader.next());
     if (danger !== undefined) return danger;
   }
   return undefined;
 }
 
 const SIMPLE_COMMANDS = new Set(['{', '}', '=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F']);
-const NUMBERED_COMMANDS = new Set(['q', 'Q', 'l', 'L']);
+/** Commands with an optional number: exit code or line length. */
+const NUMBERED_COMMANDS = new Set(['q', 'Q', 'l']);
 const LABEL_COMMANDS = new Set([':', 'b', 't', 'T', 'v']);
-const TEXT_COMMANDS = new Set(['a', 'i', 'c', 'r', 'R']);
+const TEXT_COMMANDS = new Set(['a', 'i', 'c']);
+const FILE_COMMANDS: Readonly<Record<string, string>> = {
+  r: 'the `r` command reads a file named in the script',
+  R: 'the `R` command reads a file named in the script',
+  w: 'the `w` command writes a file',
+  W: 'the `W` command writes a file',
+};
+const BLANKS = ' \t';
 
 class ScriptReader {
   private at = 0;
@@ -36,10 +53,18 @@ class ScriptReader {
     return this.script[this.at++] ?? '';
   }
 
+  private atEnd(): boolean {
+    return this.at >= this.script.length;
+  }
+
   /** Skips blanks, `;` and newlines; false at the end of the script. */
   skipSeparators(): boolean {
-    while (' \t\n;'.includes(this.peek()) && this.at < this.script.length) this.at++;
-    return this.at < this.script.length;
+    while (!this.atEnd() && ' \t\n;'.includes(this.peek())) this.at++;
+    return !this.atEnd();
+  }
+
+  private skipBlanks(): void {
+    while (!this.atEnd() && BLANKS.includes(this.peek())) this.at++;
   }
 
   skipLine(): void {
@@ -47,19 +72,37 @@ class ScriptReader {
     this.at = end < 0 ? this.script.length : end + 1;
   }
 
-  /** `addr`, `addr,addr`, `first~step`, then an optional `!`. */
+  /** Text up to an unescaped newline (a/i/c text, a one-liner `a foo\` continues on the next line). */
+  private skipText(): void {
+    while (!this.atEnd()) {
+      const char = this.next();
+      if (char === '\\') this.at++;
+      else if (char === '\n') return;
+    }
+  }
+
+  /** `addr`, `addr,addr`, `addr,+N`, `addr,~N`, `first~step`, `0,/re/`, then blanks and an optional `!`. */
   address(): boolean {
     if (!this.oneAddress()) return false;
+    this.skipBlanks();
     if (this.peek() === ',') {
       this.at++;
-      if (this.peek() === '+' || this.peek() === '~') this.at++;
-      if (!this.oneAddress()) return false;
+      this.skipBlanks();
+      if (this.peek() === '+' || this.peek() === '~') {
+        this.at++;
+        if (!this.digits()) return false;
+      } else if (!this.oneAddress(true)) return false;
     }
-    while (this.peek() === ' ' || this.peek() === '!') this.at++;
+    this.skipBlanks();
+    if (this.peek() === '!') {
+      this.at++;
+      this.skipBlanks();
+    }
     return true;
   }
 
-  private oneAddress(): boolean {
+  /** `required`: after a comma an address must follow. */
+  private oneAddress(required = false): boolean {
     const char = this.peek();
     if (char === '$') this.at++;
     else if (char >= '0' && char <= '9') {
@@ -69,22 +112,24 @@ class ScriptReader {
         this.digits();
       }
     } else if (char === '/' || char === '\\') {
-      if (char === '\\') this.at++;
-      const delimiter = this.next();
+      this.at++;
+      const delimiter = char === '\\' ? this.next() : '/';
       if (!this.delimited(delimiter)) return false;
       while (this.peek() === 'I' || this.peek() === 'M') this.at++;
-    }
+    } else return !required;
     return true;
   }
 
-  private digits(): void {
+  private digits(): boolean {
+    const start = this.at;
     while (this.peek() >= '0' && this.peek() <= '9') this.at++;
+    return this.at > start;
   }
 
   /** Reads up to the closing delimiter, honouring backslash escapes; false when it never closes. */
   private delimited(delimiter: string): boolean {
     if (delimiter === '' || delimiter === '\n' || delimiter === '\\') return false;
-    while (this.at < this.script.length) {
+    while (!this.atEnd()) {
       const char = this.next();
       if (char === '\\') this.at++;
       else if (char === delimiter) return true;
@@ -95,26 +140,46 @@ class ScriptReader {
   command(command: string): string | undefined {
     if (SIMPLE_COMMANDS.has(command)) return undefined;
     if (NUMBERED_COMMANDS.has(command)) {
-      while (this.peek() === ' ') this.at++;
+      this.skipBlanks();
       this.digits();
-      return undefined;
+      return this.endOfCommand(command);
     }
-    if (LABEL_COMMANDS.has(command)) {
-      while (!';\n'.includes(this.peek()) && this.at < this.script.length) this.at++;
-      return undefined;
-    }
+    if (LABEL_COMMANDS.has(command)) return this.label(command);
     if (TEXT_COMMANDS.has(command)) {
-      this.skipLine();
+      this.skipText();
       return undefined;
     }
-    if (command === 'w' || command === 'W') return `the \`${command}\` command writes a file`;
+    const file = FILE_COMMANDS[command];
+    if (file !== undefined) return file;
     if (command === 'e') return 'the `e` command runs a shell command';
     if (command === 's') return this.substitution();
     if (command === 'y') {
       const delimiter = this.next();
-      return this.delimited(delimiter) && this.delimited(delimiter) ? undefined : 'an unterminated y command';
+      return this.delimited(delimiter) && this.delimited(delimiter) ? this.endOfCommand('y') : 'an unterminated y command';
     }
-    return `the command \`${command}\`, which this check does not know`;
+    return `the command \`${shownCommand(command)}\`, which this check does not know`;
+  }
+
+  /** After a command only blanks, `;`, a newline, `}` or `#` may follow (sed refuses anything else). */
+  private endOfCommand(command: string): string | undefined {
+    this.skipBlanks();
+    const char = this.peek();
+    if (char === '' || ';\n}#'.includes(char)) return undefined;
+    return `text after the \`${command}\` command that this check does not read`;
+  }
+
+  /** GNU 4.9 ends a label at whitespace or `;`; older seds at `;` or a newline: both readings must agree. */
+  private label(command: string): string | undefined {
+    this.skipBlanks();
+    const start = this.at;
+    while (!this.atEnd() && !' \t\n;'.includes(this.peek())) this.at++;
+    const label = this.script.slice(start, this.at);
+    if (command === ':' && label === '') return 'a `:` without a label';
+    if (label.includes('}') || label.includes('#')) return `the label \`${label}\` holds \`}\` or \`#\`, which sed versions read differently`;
+    this.skipBlanks();
+    const char = this.peek();
+    if (char === '' || char === ';' || char === '\n') return undefined;
+    return `the label of \`${command}\` is followed on its line by more text, which sed versions read differently (GNU sed 4.9 runs it as the next command)`;
   }
 
   private substitution(): string | undefined {
@@ -124,8 +189,12 @@ class ScriptReader {
       const flag = this.peek();
       if (flag === 'e') return 'the `e` flag of s runs the pattern space as a command';
       if (flag === 'w') return 'the `w` flag of s writes a file';
-      if (flag === '' || !'gpiImM0123456789'.includes(flag)) return undefined;
+      if (flag === '' || !'gpiImM0123456789'.includes(flag)) return this.endOfCommand('s');
       this.at++;
     }
   }
+}
+
+function shownCommand(command: string): string {
+  return command === '\n' ? '⏎' : command;
 }

@@ -90,9 +90,16 @@ function addPart(node: Node, builder: WordBuilder, quoted: boolean, onSubstituti
     default:
       if (SUBSTITUTIONS.has(node.type)) onSubstitution(node);
       else visitSubstitutionsWithin(node, onSubstitution);
-      // $x, ${x}, $(…), $((…)), $'…', $"…", {1..3}: known at run time; unquoted, they may split into several words.
-      builder.dynamic(!quoted && node.type !== 'ansi_c_string' && node.type !== 'translated_string');
+      // $x, ${x}, $(…), $((…)), $'…', $"…", {1..3}: known at run time; unquoted, they may split into several words,
+      // and "$@", "${a[@]}", "${!prefix@}" are several words even quoted.
+      builder.dynamic((!quoted && node.type !== 'ansi_c_string' && node.type !== 'translated_string') || expandsToSeveral(node));
   }
+}
+
+/** `$@`, `${@…}`, `${a[@]…}`, `${!prefix@}`: one word per element, quoted or not. */
+function expandsToSeveral(node: Node): boolean {
+  if (node.type !== 'simple_expansion' && node.type !== 'expansion') return false;
+  return /^\$\{?@|\[@\]|^\$\{!\w*@\}$/.test(node.text);
 }
 
 /** Inside "…" only \$ \` \" \\ and \newline are escapes; the rest is literal. */
