@@ -101,6 +101,8 @@ describe('leftovers of a writer killed with kill -9, made by hand with a dead pi
     writeFileSync(otherHost, 'elsewhere');
     record(otherHost, dead, `not-${hostname()}`);
     record(ws.path('src/a.txt'));
+    // A record the dead writer had created but not yet written.
+    writeFileSync(join(journal, `${dead}-${hex(6)}.json`), '');
     // Trash slots: one staged and never named, one with a manifest of a dead process and no entry,
     // one a delete killed between link() and unlink() (the file in both places).
     mkdirSync(ws.path(`.bulkhead/trash/.new-${dead}-${hex(4)}`));

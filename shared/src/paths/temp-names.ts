@@ -50,6 +50,8 @@ interface InFlightRecord {
 export type InFlightRelease = () => Promise<void>;
 
 const NO_RELEASE: InFlightRelease = async () => undefined;
+/** An empty lock file this old is stale (the same age as REPLACE_LOCK_STALE_MS of the writers). */
+const EMPTY_LOCK_STALE_MS = 2000;
 
 /**
  * A journal of the hidden files writers create inside the roots (temp files, lock files): one
@@ -107,6 +109,10 @@ export class InFlight {
       try {
         parsed = JSON.parse(await fsp.readFile(record, 'utf8')) as InFlightRecord;
       } catch {
+        // Killed between creating its record and writing it: the record names nothing yet (it is
+        // made before the file it records), so it goes once the pid in its name is dead.
+        const pid = Number(/^(\d+)-/.exec(name)?.[1]);
+        if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && !processAlive(pid)) await fsp.rm(record, { force: true });
         continue;
       }
       if (typeof parsed.pid !== 'number' || typeof parsed.path !== 'string' || parsed.host !== host) continue;
@@ -118,7 +124,12 @@ export class InFlight {
         else if (stat?.isDirectory()) await fsp.rm(parsed.path, { recursive: true, force: true }).then(() => removed.push(parsed.path), () => undefined);
       } else if (file.endsWith('.bulkhead-lock')) {
         const holder = await fsp.readFile(parsed.path, 'utf8').catch(() => undefined);
-        if (holder !== undefined && holder.trim() === String(parsed.pid)) await fsp.unlink(parsed.path).then(() => removed.push(parsed.path), () => undefined);
+        // Empty: killed between creating the lock and writing its pid; writers take over such a lock
+        // once it is 2 s old, so it is ours to remove from then on.
+        const emptyAndStale = holder === '' && Date.now() - ((await fsp.lstat(parsed.path).catch(() => undefined))?.mtimeMs ?? Date.now()) > EMPTY_LOCK_STALE_MS;
+        // Kept for a later sweep until then.
+        if (holder === '' && !emptyAndStale) continue;
+        if ((holder !== undefined && holder.trim() === String(parsed.pid)) || emptyAndStale) await fsp.unlink(parsed.path).then(() => removed.push(parsed.path), () => undefined);
       }
       await fsp.rm(record, { force: true });
     }

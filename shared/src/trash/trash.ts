@@ -25,6 +25,8 @@ const IN_FLIGHT = '.in-flight';
 /** A trash folder without its entry is left alone this long: another process may be filling it. */
 const INCOMPLETE_GRACE_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** After a kept version, a full purge runs at most this often unless the trash may have grown past max_bytes. */
+const KEPT_PURGE_INTERVAL_MS = 30_000;
 const READ_BATCH = 64;
 
 export interface TrashOptions {
@@ -88,6 +90,9 @@ export class Trash {
   /** The journal of hidden files (temp and lock files) that writes create in the roots; purge() sweeps it. */
   readonly inFlight: InFlight;
   private readonly now: () => Date;
+  /** When this object last purged and what the trash held then, plus what it has kept since: see purgeIfDue(). */
+  private lastPurge: { readonly at: number; readonly keptBytes: number } | undefined;
+  private keptSince = 0;
 
   constructor(
     controlDir: string,
@@ -283,6 +288,28 @@ export class Trash {
    * left for a human.
    */
   async purge(options: { readonly keep?: string } = {}): Promise<PurgeResult> {
+    const started = this.now().getTime();
+    const result = await this.purgeNow(options);
+    this.lastPurge = { at: started, keptBytes: result.keptBytes };
+    this.keptSince = 0;
+    return result;
+  }
+
+  /**
+   * The purge after a kept version (`manifest`, just kept): a full purge reads every manifest, and
+   * a file edited hundreds of times would pay for all of them on every edit. So it runs when the
+   * trash, as the last purge left it plus what was kept since, may be over max_bytes, when
+   * retention_days is 0, or when the last purge is KEPT_PURGE_INTERVAL_MS old; otherwise nothing
+   * is due and it returns undefined.
+   */
+  async purgeIfDue(manifest: TrashManifest): Promise<PurgeResult | undefined> {
+    this.keptSince += manifest.bytes;
+    const last = this.lastPurge;
+    const due = !last || this.policy.retention_days === 0 || last.keptBytes + this.keptSince > this.policy.max_bytes || this.now().getTime() - last.at > KEPT_PURGE_INTERVAL_MS;
+    return due ? this.purge({ keep: manifest.id }) : undefined;
+  }
+
+  private async purgeNow(options: { readonly keep?: string }): Promise<PurgeResult> {
     await this.inFlight.sweep();
     const { slots, leftovers } = await this.scan();
     const now = this.now().getTime();

@@ -70,7 +70,7 @@ export async function changeFile(
     });
     const headline = `${written.created ? 'Created' : 'Updated'} ${shownAs} (${planned.summary}; ${counts}; ${formatBytes(planned.bytes.length)}; sha256 ${sha256Hex(planned.bytes)})`;
     // After the diff, where a reply cut to its head and tail still shows it.
-    const after = kept ? [keptHint(kept, shownAs), ...(await purgeAfter(ctx, kept))] : [];
+    const after = kept ? [keptHint(kept, shownAs), ...(await purgeAfter(ctx, kept, { whenDue: true }))] : [];
     return textReply([headline, fenced, ...after].join('\n'));
   });
 }

@@ -98,13 +98,13 @@ export function restoreHint(trashed: TrashManifest): string {
 }
 
 /**
- * Applies the trash's retention policy after something went in, keeping what just went in; says
- * what was purged, if anything. A purge that fails does not undo the change that was made.
+ * Applies the trash's retention policy after something went in, keeping what just went in (after
+ * a kept version only when due: see Trash.purgeIfDue); says what was purged, if anything. A purge that fails does not undo the change that was made.
  */
-export async function purgeAfter(ctx: ToolContext<FsWriteCapabilities>, trashed: TrashManifest): Promise<string[]> {
+export async function purgeAfter(ctx: ToolContext<FsWriteCapabilities>, trashed: TrashManifest, options: { readonly whenDue?: boolean } = {}): Promise<string[]> {
   try {
-    const purged = await ctx.trash.purge({ keep: trashed.id });
-    if (purged.removed.length === 0) return [];
+    const purged = options.whenDue ? await ctx.trash.purgeIfDue(trashed) : await ctx.trash.purge({ keep: trashed.id });
+    if (purged === undefined || purged.removed.length === 0) return [];
     const count = purged.removed.length === 1 ? '1 older entry' : `${purged.removed.length} older entries`;
     return [`The trash purged ${count} (${formatBytes(purged.freedBytes)}) under its retention policy.`];
   } catch (error) {
