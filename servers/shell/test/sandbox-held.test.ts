@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SANDBOX_HELD_ENTRIES } from '@bulkhead/core';
-import { heldPaths } from '../src/run/held.js';
+import { heldPaths, sweepPlaceholders } from '../src/run/held.js';
 import { probeSandbox } from '../src/run/sandbox.js';
 import type { SandboxSpec } from '../src/run/types.js';
 import { runContained, startContained } from './sandbox-helpers.js';
@@ -20,6 +20,22 @@ beforeEach(() => {
   mkdirSync(root);
 });
 afterEach(() => rmSync(outer, { recursive: true, force: true }));
+
+/** Runs fn with the root as the server user's home folder. */
+function asHome<T>(fn: () => T): T {
+  const home = process.env['HOME'];
+  process.env['HOME'] = root;
+  const restore = () => (home === undefined ? delete process.env['HOME'] : (process.env['HOME'] = home));
+  try {
+    const result = fn();
+    if (result instanceof Promise) return result.finally(restore) as T;
+    restore();
+    return result;
+  } catch (error) {
+    restore();
+    throw error;
+  }
+}
 
 const specFor = (writable: string): SandboxSpec => ({ kind: 'bubblewrap', network: false, writable: [writable], readOnly: [] });
 
@@ -45,15 +61,25 @@ function tree(folder: string, prefix = ''): string[] {
 }
 
 describe('heldPaths', () => {
-  it('holds every entry of the core\'s list at the top of a root, the first missing component when a folder is missing, and .git when there is none', () => {
-    const { existing, missing } = heldPaths(specFor(root));
+  it('in a home folder: every entry of the core\'s list, the first missing component of a path, .git when there is none; a file stands in for a file', () => {
+    const { existing, missing } = asHome(() => heldPaths(specFor(root)));
     expect(existing).toEqual([]);
     const expected = new Set(SANDBOX_HELD_ENTRIES.map((entry) => join(root, entry.path.split('/')[0]!)));
     expected.delete(join(root, '.gradle'));
     expect(new Set(missing.map((placeholder) => placeholder.path))).toEqual(new Set([...expected, join(root, '.git')]));
     expect(missing).toContainEqual({ path: join(root, '.bashrc'), kind: 'file' });
+    expect(missing).toContainEqual({ path: join(root, '.npmrc'), kind: 'file' });
     expect(missing).toContainEqual({ path: join(root, '.config'), kind: 'folder' });
     expect(missing).toContainEqual({ path: join(root, '.git'), kind: 'folder' });
+  });
+
+  it('in another root: what is read anywhere (agent config, a project\'s .npmrc, .envrc), held by empty folders when missing; a home\'s start-up files only if they exist', () => {
+    writeFileSync(join(root, '.profile'), '# mine\n');
+    const { existing, missing } = heldPaths(specFor(root));
+    expect(existing).toEqual([join(root, '.profile')]);
+    const anywhere = SANDBOX_HELD_ENTRIES.filter((entry) => entry.read === 'anywhere').map((entry) => join(root, entry.path.split('/')[0]!));
+    expect(new Set(missing.map((placeholder) => placeholder.path))).toEqual(new Set([...anywhere, join(root, '.git')]));
+    expect(missing.every((placeholder) => placeholder.kind === 'folder')).toBe(true);
   });
 
   it('holds nothing without bubblewrap', () => {
@@ -62,41 +88,41 @@ describe('heldPaths', () => {
 });
 
 describe.runIf(runs)('files that become code are read-only in the sandbox, existing or not', () => {
-  it('refuses to create each held path and a .git of the root, keeps ordinary files writable, and leaves no placeholder behind', async () => {
-    const lines = SANDBOX_HELD_ENTRIES.map((entry) =>
-      entry.kind === 'file' ? attempt(entry.path, `mkdir -p "$(dirname ${entry.path})"; echo pwned > ${entry.path}`) : attempt(entry.path, `mkdir -p ${entry.path} && echo pwned > ${entry.path}/x`),
-    );
-    lines.push(
-      attempt('.git pointer', "echo 'gitdir: /tmp/evil' > .git"),
-      attempt('.git folder', 'mkdir .git/hooks'),
-      attempt('git init', 'git init -q .'),
-      attempt('rename into place', 'echo pwned > staged.json && mv staged.json .mcp.json'),
-      attempt('link into place', 'echo pwned > staged.sh && ln staged.sh .bashrc'),
-      attempt('symlink into place', 'ln -s staged.sh .profile'),
-      attempt('remove placeholder', 'rmdir .claude'),
-      attempt('rename placeholder', 'mv .vscode vscode-moved'),
-      attempt('ordinary file', 'echo fine > notes.txt'),
-      attempt('ordinary folder', 'mkdir -p src/deep && echo fine > src/deep/a.ts'),
-      attempt('ordinary dotfile', 'echo fine > .editorconfig'),
-    );
-    const output = await sandboxed(lines.join('\n'));
-    const expected = [
-      ...SANDBOX_HELD_ENTRIES.map((entry) => `${entry.path}: ${entry.path.startsWith('.gradle/') ? 'WRITTEN' : 'refused'}`),
-      '.git pointer: refused',
-      '.git folder: refused',
-      'git init: refused',
-      'rename into place: refused',
-      'link into place: refused',
-      'symlink into place: refused',
-      'remove placeholder: refused',
-      'rename placeholder: refused',
-      'ordinary file: WRITTEN',
-      'ordinary folder: WRITTEN',
-      'ordinary dotfile: WRITTEN',
-    ];
-    expect(output.trimEnd().split('\n')).toEqual(expected);
-    // Only what the command could write is left: no placeholder, no pwned file.
-    expect(tree(root).filter((path) => !path.startsWith('.gradle/') && path !== '.gradle/').sort()).toEqual(['.editorconfig', 'notes.txt', 'src/', 'src/deep/', 'src/deep/a.ts', 'staged.json', 'staged.sh'].sort());
+  const creations = (entries: typeof SANDBOX_HELD_ENTRIES) =>
+    entries.map((entry) => attempt(entry.path, entry.kind === 'file' ? `mkdir -p "$(dirname ${entry.path})"; echo pwned > ${entry.path}` : `mkdir -p ${entry.path} && echo pwned > ${entry.path}/x`));
+  const tricks = [
+    attempt('.git pointer', "echo 'gitdir: /tmp/evil' > .git"),
+    attempt('.git folder', 'mkdir .git/hooks'),
+    attempt('git init', 'git init -q .'),
+    attempt('rename into place', 'echo pwned > staged.json && mv staged.json .mcp.json'),
+    attempt('link into place', 'echo pwned > staged.sh && ln staged.sh .envrc'),
+    attempt('symlink into place', 'ln -s staged.sh .npmrc'),
+    attempt('remove placeholder', 'rmdir .claude'),
+    attempt('rename placeholder', 'mv .vscode vscode-moved'),
+    attempt('ordinary file', 'echo fine > notes.txt'),
+    attempt('ordinary folder', 'mkdir -p src/deep && echo fine > src/deep/a.ts'),
+    attempt('ordinary dotfile', 'echo fine > .editorconfig'),
+  ];
+  const trickResults = [
+    ...['.git pointer', '.git folder', 'git init', 'rename into place', 'link into place', 'symlink into place', 'remove placeholder', 'rename placeholder'].map((name) => `${name}: refused`),
+    ...['ordinary file', 'ordinary folder', 'ordinary dotfile'].map((name) => `${name}: WRITTEN`),
+  ];
+  const ordinary = ['.editorconfig', 'notes.txt', 'src/', 'src/deep/', 'src/deep/a.ts', 'staged.json', 'staged.sh'];
+
+  it('in a home folder: refuses to create each held path and a .git, keeps ordinary files writable, and leaves no placeholder behind', async () => {
+    const output = await asHome(() => sandboxed([...creations(SANDBOX_HELD_ENTRIES), ...tricks].join('\n')));
+    expect(output.trimEnd().split('\n')).toEqual([...SANDBOX_HELD_ENTRIES.map((entry) => `${entry.path}: ${entry.path.startsWith('.gradle/') ? 'WRITTEN' : 'refused'}`), ...trickResults]);
+    // Placeholders stay a moment for the next command, then go; what the command could write is left, no pwned file.
+    sweepPlaceholders();
+    expect(tree(root).filter((path) => !path.startsWith('.gradle/')).sort()).toEqual(ordinary.sort());
+  });
+
+  it('in a project root: refuses to create what is read anywhere and a .git; a missing home start-up file is not held there', async () => {
+    const anywhere = SANDBOX_HELD_ENTRIES.filter((entry) => entry.read === 'anywhere');
+    const output = await sandboxed([...creations(anywhere), attempt('.bashrc', 'echo fine > .bashrc'), ...tricks].join('\n'));
+    expect(output.trimEnd().split('\n')).toEqual([...anywhere.map((entry) => `${entry.path}: refused`), '.bashrc: WRITTEN', ...trickResults]);
+    sweepPlaceholders();
+    expect(tree(root).sort()).toEqual([...ordinary, '.bashrc'].sort());
   });
 
   it('holds what exists: agent config, every repository\'s hooks and config, submodules, worktrees and pointers, while git still commits', async () => {
@@ -159,14 +185,15 @@ describe.runIf(runs)('files that become code are read-only in the sandbox, exist
   });
 
   it('holds the target of a symlink, and what a dangling symlink points to', async () => {
-    write('dotfiles/zshrc', '# mine\n');
-    symlinkSync('dotfiles/zshrc', join(root, '.zshrc'));
+    write('dotfiles/npmrc', '# mine\n');
+    symlinkSync('dotfiles/npmrc', join(root, '.npmrc'));
     mkdirSync(join(root, 'dotfiles/later'));
-    symlinkSync('dotfiles/later/bashrc', join(root, '.bashrc'));
-    const output = await sandboxed([attempt('through a link', 'echo pwned >> .zshrc'), attempt('the target', 'echo pwned >> dotfiles/zshrc'), attempt('dangling', 'echo pwned > dotfiles/later/bashrc')].join('\n'));
+    symlinkSync('dotfiles/later/envrc', join(root, '.envrc'));
+    const output = await sandboxed([attempt('through a link', 'echo pwned >> .npmrc'), attempt('the target', 'echo pwned >> dotfiles/npmrc'), attempt('dangling', 'echo pwned > dotfiles/later/envrc')].join('\n'));
     expect(output).toBe('through a link: refused\nthe target: refused\ndangling: refused\n');
-    expect(readFileSync(join(root, 'dotfiles/zshrc'), 'utf8')).toBe('# mine\n');
-    expect(existsSync(join(root, 'dotfiles/later/bashrc'))).toBe(false);
+    expect(readFileSync(join(root, 'dotfiles/npmrc'), 'utf8')).toBe('# mine\n');
+    sweepPlaceholders();
+    expect(existsSync(join(root, 'dotfiles/later/envrc'))).toBe(false);
   });
 
   it('keeps a placeholder while another sandbox still holds it, and removes it after the last one', async () => {
@@ -175,7 +202,8 @@ describe.runIf(runs)('files that become code are read-only in the sandbox, exist
     await sandboxed('true');
     await slow.running.done;
     expect(slow.output()).toBe('late write: refused\n');
-    expect(existsSync(join(root, '.mcp.json'))).toBe(false);
+    expect(existsSync(join(root, '.mcp.json'))).toBe(true);
+    sweepPlaceholders();
     expect(readdirSync(root)).toEqual([]);
   });
 });

@@ -21,13 +21,21 @@ export const SECRET_GLOBS: readonly string[] = [
 export interface ProtectedEntry {
   readonly path: string;
   readonly kind: 'file' | 'folder';
+  /** Where it is read: in any folder a tool works in (a project's .npmrc), or only in a home folder (.bashrc). */
+  readonly read: 'anywhere' | 'home';
 }
 
-const files = (...paths: string[]): ProtectedEntry[] => paths.map((path) => ({ path, kind: 'file' }));
-const folders = (...paths: string[]): ProtectedEntry[] => paths.map((path) => ({ path, kind: 'folder' }));
+const entries =
+  (kind: ProtectedEntry['kind'], read: ProtectedEntry['read']) =>
+  (...paths: string[]): ProtectedEntry[] =>
+    paths.map((path) => ({ path, kind, read }));
+const files = entries('file', 'home');
+const folders = entries('folder', 'home');
+const projectFiles = entries('file', 'anywhere');
+const projectFolders = entries('folder', 'anywhere');
 
 /** Agent, editor and CI configuration that becomes code (hooks, MCP servers, tasks, workflows), and git's submodule list. */
-export const CODE_ENTRIES: readonly ProtectedEntry[] = [...folders('.github', '.claude', '.vscode', '.cursor'), ...files('.mcp.json', '.gitmodules')];
+export const CODE_ENTRIES: readonly ProtectedEntry[] = [...projectFolders('.github', '.claude', '.vscode', '.cursor'), ...projectFiles('.mcp.json', '.gitmodules')];
 
 /**
  * Persistence points: what a shell, a desktop session, git, a package manager or an editor of the user runs or
@@ -39,19 +47,25 @@ export const PERSISTENCE_ENTRIES: readonly ProtectedEntry[] = [
   // Shells (bash, sh, zsh, ksh, csh), the login session, X sessions, direnv.
   ...files('.profile', '.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.bash_aliases'),
   ...files('.zshenv', '.zprofile', '.zshrc', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.login', '.logout'),
-  ...files('.pam_environment', '.xprofile', '.xinitrc', '.xsession', '.xsessionrc', '.envrc'),
+  ...files('.pam_environment', '.xprofile', '.xinitrc', '.xsession', '.xsessionrc'),
+  // direnv runs a folder's .envrc on entering it.
+  ...projectFiles('.envrc'),
   ...folders('.config/fish', '.config/environment.d', '.local/bin'),
   // Autostart: desktop entries, systemd user units, KDE session scripts.
   ...folders('.config/autostart', '.config/systemd', '.local/share/systemd', '.local/share/applications', '.config/plasma-workspace'),
   // git and package managers whose configuration names programs to run.
   ...files('.gitconfig', '.git-credentials'),
   ...folders('.config/git'),
-  ...files('.npmrc', '.yarnrc', '.yarnrc.yml', '.bunfig.toml', '.pypirc', '.pydistutils.cfg', '.condarc', '.gemrc'),
+  // A project's own .npmrc (node-options, script-shell), .yarnrc.yml (yarnPath), bunfig.toml (preload) and .cargo/config.toml (rustc-wrapper) run programs too.
+  ...projectFiles('.npmrc', '.yarnrc', '.yarnrc.yml', '.bunfig.toml', 'bunfig.toml', '.cargo/config', '.cargo/config.toml'),
+  ...files('.pypirc', '.pydistutils.cfg', '.condarc', '.gemrc'),
   ...folders('.config/pip', '.pip'),
-  ...files('.cargo/config', '.cargo/config.toml', '.docker/config.json', '.kube/config', '.m2/settings.xml', '.mavenrc', '.gradle/gradle.properties'),
+  ...files('.docker/config.json', '.kube/config', '.m2/settings.xml', '.mavenrc', '.gradle/gradle.properties'),
   ...folders('.gradle/init.d'),
   // Editors and terminal multiplexers that run commands from their start-up files.
-  ...files('.vimrc', '.gvimrc', '.exrc', '.emacs', '.tmux.conf', '.screenrc'),
+  ...files('.vimrc', '.gvimrc', '.emacs', '.tmux.conf', '.screenrc'),
+  // vim with `exrc` reads the current folder's .exrc.
+  ...projectFiles('.exrc'),
   ...folders('.vim', '.config/nvim', '.emacs.d'),
 ];
 
@@ -70,8 +84,9 @@ export const CODE_GLOBS: readonly string[] = ['.git/', ...CODE_ENTRIES.map(entry
 export const PERSISTENCE_GLOBS: readonly string[] = PERSISTENCE_ENTRIES.map(entryGlob);
 
 /**
- * What the shell sandbox holds read-only at the top of every root, existing or not (a `.git` there is handled on
- * its own: most of it must stay writable). Policy files are not in it: a repository may keep a policy file as an ordinary file.
+ * What the shell sandbox holds read-only at the top of every root when it exists, and, when it does not, in every
+ * root (`read: 'anywhere'`) or in every home folder (`read: 'home'`). A `.git` is handled on its own: most of it
+ * must stay writable. Policy files are not in it: a repository may keep a policy file as an ordinary file.
  */
 export const SANDBOX_HELD_ENTRIES: readonly ProtectedEntry[] = [...CODE_ENTRIES, ...PERSISTENCE_ENTRIES];
 

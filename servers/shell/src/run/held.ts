@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SANDBOX_HELD_ENTRIES } from '@bulkhead/core';
 import type { SandboxSpec } from './types.js';
@@ -41,15 +40,23 @@ const MADE_BY_BUILDS = new Set(['.gradle']);
 const MODULE_DEPTH = 3;
 
 /** Every path to hold for spec's writable roots (none without bubblewrap). Reads the file system; creates nothing. */
-export function heldPaths(spec: SandboxSpec): { existing: string[]; missing: Placeholder[] } {
-  const held = new Collector(spec.writable);
+export function heldPaths(spec: SandboxSpec, ours: ReadonlySet<string> = made): { existing: string[]; missing: Placeholder[] } {
+  const held = new Collector(spec.writable, ours);
   if (spec.kind !== 'bubblewrap') return { existing: [], missing: [] };
   for (const root of spec.writable) {
-    for (const entry of SANDBOX_HELD_ENTRIES) held.add(join(root, ...entry.path.split('/')), entry.kind);
+    // A home folder's entries are made there only if missing; elsewhere an entry is held if it exists. Missing ones
+    // are held by an empty folder, which git, npm and yarn pass over as no file (in a home folder git would warn
+    // about a folder named .gitconfig: there a file stands in for a file).
+    const homes = homeFolders().filter((home) => isInside(home, root));
+    for (const entry of SANDBOX_HELD_ENTRIES) {
+      const parts = entry.path.split('/');
+      held.add(join(root, ...parts), entry.read === 'anywhere' ? 'folder' : null);
+      for (const home of homes) held.add(join(home, ...parts), entry.kind);
+    }
     // No repository here: no .git folder or pointer file may be made (a later `git` in the root would obey it).
     // An empty folder, which git passes over as no repository (an empty file would be a broken pointer).
     if (lstatSync(join(root, '.git'), { throwIfNoEntry: false }) === undefined) held.add(join(root, '.git'), 'folder');
-    for (const repository of repositoriesIn(root)) held.repository(repository);
+    for (const repository of repositoriesIn(root)) if (!ours.has(join(repository, '.git'))) held.repository(repository);
   }
   return held.result();
 }
@@ -58,7 +65,11 @@ class Collector {
   private readonly existing = new Set<string>();
   private readonly missing = new Map<string, Placeholder['kind']>();
 
-  constructor(private readonly roots: readonly string[]) {}
+  /** `ours`: placeholders of this process, held as a whole (nothing is looked for inside them). */
+  constructor(
+    private readonly roots: readonly string[],
+    private readonly ours: ReadonlySet<string>,
+  ) {}
 
   /**
    * Holds path: itself when it exists (its target when it is a symlink), else its first missing component when
@@ -75,7 +86,10 @@ class Collector {
       if (stat === undefined) {
         // Below a symlink the real place may lie outside the roots (read-only already, or in a throwaway tmpfs).
         const last = index === parts.length - 1;
-        if (placeholder !== null && this.insideRoots(next) && !(real === root && MADE_BY_BUILDS.has(parts[index]!) && !last)) this.missing.set(next, last ? placeholder : 'folder');
+        if (placeholder !== null && this.insideRoots(next) && !(real === root && MADE_BY_BUILDS.has(parts[index]!) && !last)) {
+          // A file stands in for a file where anything asks for one (a home folder's .gitconfig); else a folder.
+          if (this.missing.get(next) !== 'file') this.missing.set(next, last ? placeholder : 'folder');
+        }
         return;
       }
       if (stat.isSymbolicLink()) {
@@ -90,6 +104,7 @@ class Collector {
       } else {
         real = next;
       }
+      if (this.ours.has(real)) break;
     }
     if (this.insideRoots(real)) this.existing.add(real);
   }
@@ -129,6 +144,27 @@ class Collector {
   result(): { existing: string[]; missing: Placeholder[] } {
     return { existing: [...this.existing], missing: [...this.missing].filter(([path]) => !this.existing.has(path)).map(([path, kind]) => ({ path, kind })) };
   }
+}
+
+let listedHomes: string[] | undefined;
+
+/** The home folders of this machine's users (from /etc/passwd, read once) and the server user's ($HOME), real paths. */
+export function homeFolders(): string[] {
+  if (listedHomes === undefined) {
+    let passwd = '';
+    try {
+      passwd = readFileSync('/etc/passwd', 'utf8');
+    } catch {
+      // None listed.
+    }
+    listedHomes = realFolders(passwd.split('\n').map((line) => line.split(':')[5] ?? ''));
+  }
+  return [...new Set([...realFolders([homedir()]), ...listedHomes])];
+}
+
+function realFolders(paths: readonly string[]): string[] {
+  const real = paths.filter((path) => path.startsWith('/') && path !== '/').map(realOrNull);
+  return real.filter((path): path is string => path !== null && path !== '/' && lstatSync(path).isDirectory());
 }
 
 /** The root and the folders below it (bounded) that have a `.git` entry. */
@@ -213,89 +249,131 @@ function isInside(path: string, folder: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Placeholders: empty folders made on the host as mount points, removed once no sandbox holds them.
+// Placeholders: empty files and folders made on the host as mount points, removed once no sandbox holds them.
 
 /**
- * Every server process that holds a placeholder leaves a lease here; the last one to let go removes the
- * (still empty) folder. Removing a mount point on the host would detach it in a sandbox still running.
+ * Each server process with a sandbox running keeps a lease file here (named by its pid) listing the placeholders
+ * it made. Removing a mount point on the host would detach it in a sandbox still running, so placeholders go only
+ * when no other live process has a lease; otherwise they stay listed until the last one lets go (also those of a
+ * process that was killed).
  */
 const LEASES = join(tmpdir(), `bulkhead-held-${process.getuid?.() ?? 'user'}`);
-const inProcess = new Map<string, number>();
+const leaseFile = join(LEASES, String(process.pid));
+/** Sandboxes of this process holding each placeholder. */
+const holders = new Map<string, number>();
+/** Placeholders this process made (or took over) and has not removed. */
+const made = new Set<string>();
 let empty: string | undefined;
 
 /** An empty file or folder no command can change (the source of every placeholder's bind). */
 export function emptySource(kind: Placeholder['kind']): string {
   if (empty === undefined || lstatSync(empty, { throwIfNoEntry: false }) === undefined) {
-    const made = mkdtempSync(join(tmpdir(), 'bulkhead-empty-'));
-    mkdirSync(join(made, 'folder'), { mode: 0o555 });
-    writeFileSync(join(made, 'file'), '', { mode: 0o444 });
-    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
-    empty = made;
+    const folder = mkdtempSync(join(tmpdir(), 'bulkhead-empty-'));
+    mkdirSync(join(folder, 'folder'), { mode: 0o555 });
+    writeFileSync(join(folder, 'file'), '', { mode: 0o444 });
+    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+    empty = folder;
   }
   return join(empty, kind);
 }
 
-const leaseName = (path: string): string => createHash('sha256').update(path).digest('hex').slice(0, 32);
-
 /** Resolves spec's held paths and makes the missing ones' placeholders; `release` once the sandbox has ended. */
 export function holdPaths(spec: SandboxSpec): { held: HeldPaths; release: () => void } {
-  const found = heldPaths(spec);
-  // A placeholder left by a server that was killed is one again, so the last sandbox to let go removes it.
-  const leases = lstatSync(LEASES, { throwIfNoEntry: false }) !== undefined;
-  const stale = leases ? found.existing.filter((path) => lstatSync(markerOf(path), { throwIfNoEntry: false }) !== undefined && (isUntouched(path) || (rmSync(markerOf(path), { force: true }), false))) : [];
-  const existing = found.existing.filter((path) => !stale.includes(path));
-  const missing = [...found.missing, ...stale.map((path): Placeholder => ({ path, kind: lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ? 'folder' : 'file' }))];
-  if (missing.length === 0) return { held: { existing, placeholders: [] }, release: () => {} };
-  mkdirSync(LEASES, { recursive: true, mode: 0o700 });
-  for (const { path, kind } of missing) {
-    if ((inProcess.get(path) ?? 0) === 0) writeFileSync(join(LEASES, `${leaseName(path)}.${process.pid}`), path);
-    inProcess.set(path, (inProcess.get(path) ?? 0) + 1);
+  const { existing, missing } = heldPaths(spec);
+  // A placeholder this process made is held as one again (bound as missing), however it shows on disk.
+  const ours = existing.filter((path) => made.has(path) && isUntouched(path));
+  const placeholders = [...missing, ...ours.map((path): Placeholder => ({ path, kind: lstatSync(path).isDirectory() ? 'folder' : 'file' }))];
+  if (placeholders.length === 0) return { held: { existing, placeholders: [] }, release: () => {} };
+  let added = false;
+  for (const { path, kind } of placeholders) {
+    holders.set(path, (holders.get(path) ?? 0) + 1);
     try {
       if (kind === 'folder') mkdirSync(path);
       else writeFileSync(path, '', { flag: 'wx' });
-      writeFileSync(markerOf(path), path);
+      made.add(path);
+      added = true;
     } catch {
-      // Made meanwhile (by another server's sandbox, or as something real): bound all the same.
+      // Made meanwhile (by another server's sandbox, or as something real): bound all the same, never removed by us.
     }
   }
+  if (added) writeLease();
+  clearTimeout(sweepTimer);
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
-    for (const { path } of missing) letGo(path);
+    letGo(placeholders.map((placeholder) => placeholder.path));
   };
-  return { held: { existing, placeholders: missing }, release };
+  return { held: { existing: existing.filter((path) => !ours.includes(path)), placeholders }, release };
 }
 
-const markerOf = (path: string): string => join(LEASES, `${leaseName(path)}.placeholder`);
+function writeLease(): void {
+  mkdirSync(LEASES, { recursive: true, mode: 0o700 });
+  writeFileSync(leaseFile, [...made].join('\n'));
+}
 
-function letGo(path: string): void {
-  const count = (inProcess.get(path) ?? 1) - 1;
-  if (count > 0) {
-    inProcess.set(path, count);
+/** Placeholders stay this long after the last sandbox ends, so commands back to back make none. */
+const SWEEP_AFTER_MS = 5000;
+let sweepTimer: NodeJS.Timeout | undefined;
+
+function letGo(paths: readonly string[]): void {
+  for (const path of paths) {
+    const count = (holders.get(path) ?? 1) - 1;
+    if (count > 0) holders.set(path, count);
+    else holders.delete(path);
+  }
+  if (holders.size > 0 || made.size === 0) return;
+  clearTimeout(sweepTimer);
+  sweepTimer = setTimeout(sweepPlaceholders, SWEEP_AFTER_MS).unref();
+}
+
+// Those a sandbox still holds stay, listed in the lease, for the next server to remove.
+process.once('exit', () => sweepPlaceholders());
+
+/**
+ * Removes the placeholders this process made (and those of servers that died) when no sandbox of this process
+ * holds any and no other live server has a lease; runs SWEEP_AFTER_MS after the last sandbox ends.
+ */
+export function sweepPlaceholders(): void {
+  clearTimeout(sweepTimer);
+  if (holders.size > 0 || made.size === 0) return;
+  // With another live server holding sandboxes, ours stay (listed in our lease, for the last one to remove).
+  let names: string[];
+  try {
+    names = readdirSync(LEASES);
+  } catch {
     return;
   }
-  inProcess.delete(path);
-  const name = leaseName(path);
-  rmSync(join(LEASES, `${name}.${process.pid}`), { force: true });
-  const others = readdirSync(LEASES).filter((lease) => lease.startsWith(`${name}.`) && /^\d+$/.test(lease.slice(name.length + 1)));
-  if (others.some((lease) => isAlive(Number(lease.slice(name.length + 1))))) return;
-  for (const lease of others) rmSync(join(LEASES, lease), { force: true });
-  const marker = markerOf(path);
-  if (lstatSync(marker, { throwIfNoEntry: false }) === undefined) return;
-  // Only a placeholder as it was made goes: an empty folder (rmdir refuses any other) or an empty file.
+  const leases = names.filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  const dead = leases.filter((name) => !isAlive(Number(name)));
+  if (dead.length < leases.length) return;
+  const leftovers = dead.flatMap((name) => readLines(join(LEASES, name)));
+  // The latest first: a placeholder made inside an earlier one (by a server that did not know it) goes before it.
+  for (const path of [...made, ...leftovers].reverse()) removeIfUntouched(path);
+  made.clear();
+  for (const name of dead) rmSync(join(LEASES, name), { force: true });
+  rmSync(leaseFile, { force: true });
+}
+
+function readLines(file: string): string[] {
   try {
-    if (isUntouched(path)) {
-      if (lstatSync(path).isDirectory()) rmdirSync(path);
-      else rmSync(path);
-    }
+    return readFileSync(file, 'utf8').split('\n').filter((line) => line.startsWith('/'));
+  } catch {
+    return [];
+  }
+}
+
+/** Only a placeholder as it was made goes: an empty folder or an empty file with one name. */
+function removeIfUntouched(path: string): void {
+  try {
+    if (!isUntouched(path)) return;
+    if (lstatSync(path).isDirectory()) rmdirSync(path);
+    else rmSync(path);
   } catch {
     // Filled meanwhile, or gone already.
   }
-  rmSync(marker, { force: true });
 }
 
-/** Still as a placeholder is made: an empty folder or an empty file. */
 function isUntouched(path: string): boolean {
   const stat = lstatSync(path, { throwIfNoEntry: false });
   if (stat?.isDirectory()) return readdirSync(path).length === 0;
