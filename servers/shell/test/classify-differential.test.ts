@@ -219,6 +219,8 @@ class Generator {
       'cat-file -p HEAD:f.txt', 'cat-file --filters HEAD:f.txt', 'cat-file --textconv HEAD:f.txt', 'describe --always', 'describe --always --dirty', 'grep o',
       'grep o HEAD', 'show-ref', 'for-each-ref', 'name-rev HEAD', 'count-objects', 'whatchanged', 'diff-tree -p HEAD', 'diff-files', 'diff-index HEAD',
       'check-attr -a f.txt', 'check-ignore f.txt', 'branch -a', 'tag -l', 'stash list', 'reflog', 'worktree list', 'config --list', 'remote -v', 'version',
+      'cat-file -p HEAD:m.txt', 'ls-tree -l HEAD', 'rev-parse HEAD', 'rev-parse HEAD~1', 'rev-parse --show-toplevel', 'rev-parse v1^{}', 'grep o -- .',
+      'grep -e o HEAD', 'tag -l -n', 'branch -v', 'ls-files -s', 'rev-list --objects HEAD', 'describe --tags', 'show-ref --tags',
     ]);
     const options = this.some(['-p', '--stat', '--oneline', "'--format=%G?'", '--show-signature', '--textconv', '--ext-diff', '--no-ext-diff', '-O', '--no-textconv', '-n 1'], 2);
     const global = this.pick(['', '--no-pager', '-P', '-C .', '--no-optional-locks']);
@@ -257,6 +259,8 @@ function digest(dir: string): string {
 /** The canary program: notes that it ran, and passes its input on (a textconv or filter must still work). */
 const canary = (execDir: string) => `#!/bin/sh
 echo "$0 $*" >> ${execDir}/ran
+# As a partial clone's ext:: transport it must not wait for input that never comes.
+[ "$1" = ext ] && exit 1
 cat
 `;
 
@@ -284,7 +288,12 @@ function buildTemplate(base: string, program: string): string {
   git('add', '.');
   git('commit', '-qm', 'one');
   writeFileSync(join(repo, 'f.txt'), 'two\n');
+  writeFileSync(join(repo, 'm.txt'), 'missing\n');
+  git('add', 'm.txt');
   git('commit', '-qam', 'two');
+  const missingBlob = git('rev-parse', 'HEAD:m.txt');
+  git('tag', '-a', '-m', 'tag', 'v1');
+  const missingTag = git('rev-parse', 'v1');
   // A commit with a signature header: log and show under log.showSignature run gpg.program on it.
   const tree = git('rev-parse', 'HEAD^{tree}');
   const parent = git('rev-parse', 'HEAD');
@@ -294,6 +303,8 @@ function buildTemplate(base: string, program: string): string {
   git('update-ref', 'refs/heads/main', signed);
   // Same size as the committed content and an old time: status and diff must hash it (clean filter).
   writeFileSync(join(repo, 'f.txt'), 'six\n');
+  // A partial clone missing one blob and one tag object: reading either fetches it through the promisor remote's ext:: command.
+  for (const object of [missingBlob, missingTag]) rmSync(join(repo, '.git', 'objects', object.slice(0, 2), object.slice(2)));
   for (const [key, value] of [
     ['diff.evil.textconv', program],
     ['diff.evil.command', program],
@@ -305,6 +316,12 @@ function buildTemplate(base: string, program: string): string {
     ['gpg.program', program],
     ['log.showSignature', 'true'],
     ['alias.st', `!${program}`],
+    ['core.repositoryformatversion', '1'],
+    ['extensions.partialClone', 'origin'],
+    ['remote.origin.url', `ext::${program} ext`],
+    ['remote.origin.promisor', 'true'],
+    ['protocol.ext.allow', 'always'],
+    ['core.sshCommand', program],
   ] as const) {
     git('config', key, value);
   }
@@ -410,6 +427,11 @@ describe.skipIf(!hasBwrap)('differential: no variant classified low touches a ca
     ['cd repo && git blame f.txt', 'exec'],
     ['cd repo && git cat-file --filters HEAD:f.txt', 'exec'],
     ['cd repo && git describe --always --dirty', 'exec'],
+    ['cd repo && git cat-file -p HEAD:m.txt', 'exec'],
+    ['cd repo && git ls-tree -l HEAD', 'exec'],
+    ['cd repo && git show-ref', 'exec'],
+    ['cd repo && git grep o HEAD', 'exec'],
+    ['cd repo && git tag -l -n', 'exec'],
     ["awk 'BEGIN { ARGV[1] = \"/inet/tcp/0/127.0.0.1/PORT\"; ARGC = 2 } { print }'", 'network'],
   ])('%j touches %s and is not low', async (line, canary) => {
     const command = line.replace('PORT', String(port));

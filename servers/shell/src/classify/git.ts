@@ -3,22 +3,30 @@ import type { Place } from './paths.js';
 import { high, type Verdict, type Word } from './types.js';
 
 /**
- * Subcommands that read objects, refs and the index without running anything a repository's
- * configuration names (the runner's GIT_CONFIG_COUNT already turns core.fsmonitor off).
+ * Subcommands that read refs, the index and the working tree but no object, with the runner's
+ * GIT_CONFIG_COUNT turning core.fsmonitor off: nothing a repository's configuration names runs.
+ * Reading an object may: in a partial clone (extensions.partialClone) a missing object is fetched
+ * from the promisor remote, through its `ext::` command or core.sshCommand.
  */
-const READ_ONLY = new Set([
-  'shortlog', 'rev-parse', 'rev-list', 'ls-files', 'ls-tree', 'cat-file', 'describe', 'grep', 'show-ref', 'for-each-ref',
-  'merge-base', 'name-rev', 'count-objects', 'version', 'check-ignore', 'check-attr',
-]);
+const READ_ONLY = new Set(['version', 'count-objects', 'check-ignore', 'check-attr', 'ls-files', 'rev-parse', 'grep']);
 /**
  * Reading subcommands that run programs a hostile repository's .git/config and .gitattributes name,
  * which no -c or GIT_CONFIG_COUNT override can switch off for every driver name: textconv and
  * `diff.<driver>.command` (diff, log -p, show, blame), clean and smudge filters (status and diff
- * hash a changed file through `filter.<driver>.clean`), diff.external, and gpg.program (log and show
- * under log.showSignature). Medium: they run repository code, like a build. The git server's tools
- * read the same with every such program off.
+ * hash a changed file through `filter.<driver>.clean`), diff.external, gpg.program (log and show
+ * under log.showSignature), and the lazy fetch of a missing object in a partial clone (every
+ * subcommand that reads objects). Medium: they run repository code, like a build. The git server's
+ * tools read the same with every such program off.
  */
-const RUNS_REPOSITORY_PROGRAMS = new Set(['status', 'log', 'diff', 'show', 'blame', 'annotate', 'whatchanged', 'diff-tree', 'diff-files', 'diff-index']);
+const RUNS_REPOSITORY_PROGRAMS = new Set([
+  'status', 'log', 'diff', 'show', 'blame', 'annotate', 'whatchanged', 'diff-tree', 'diff-files', 'diff-index', 'shortlog', 'rev-list',
+  'ls-tree', 'cat-file', 'describe', 'show-ref', 'for-each-ref', 'merge-base', 'name-rev',
+]);
+/** rev-parse reads an object for `HEAD~1`, `HEAD^{tree}`, `HEAD:path`, `@{u}`, `A...B`; a plain ref name it only resolves. */
+const REVISION_SYNTAX = /[~^:@{}]|\.\./;
+/** git grep options whose value is the next word. */
+const GREP_VALUES = new Set(['-e', '-f', '-A', '-B', '-C', '-m', '--max-count', '--max-depth', '--threads', '--context', '--after-context', '--before-context']);
+
 /** Subcommands that only change the repository inside the roots (hooks may run: the human is asked). */
 const LOCAL_WRITES = new Set([
   'add', 'commit', 'checkout', 'switch', 'restore', 'reset', 'rm', 'mv', 'merge', 'cherry-pick', 'revert', 'apply', 'am',
@@ -78,12 +86,12 @@ function subcommandVerdict(subcommand: string, rest: readonly Word[], argumentsF
   if (NETWORK.has(subcommand)) return high(`git ${subcommand} reaches the network`);
   const texts = rest.map((word) => (word.kind === 'static' ? word.text : undefined));
   const first = texts[0];
-  const programs = runsRepositoryPrograms(subcommand, texts);
-  if (programs || READ_ONLY.has(subcommand) || readsOnly(subcommand, texts)) {
+  if (READ_ONLY.has(subcommand) || RUNS_REPOSITORY_PROGRAMS.has(subcommand) || readsOnly(subcommand, texts)) {
+    const programs = runsRepositoryPrograms(subcommand, texts);
     const { problem } = scanOptions(rest, READ_RULES, argumentsFromInput);
     if (problem !== undefined) return high(`git ${subcommand} ${problem}: writes a file or runs a program`);
     if (programs) {
-      return { tier: 'medium', readOnly: true, reason: `git ${subcommand} may run programs the repository's configuration names (textconv, diff and filter drivers, diff.external, gpg.program); the git server's tools read with them off` };
+      return { tier: 'medium', readOnly: true, reason: `git ${subcommand} may run programs the repository's configuration names (textconv, diff and filter drivers, diff.external, gpg.program, a partial clone's fetch of a missing object); the git server's tools read with them off` };
     }
     return { tier: 'low', readOnly: true, reason: `git ${subcommand} only reads` };
   }
@@ -98,25 +106,51 @@ function subcommandVerdict(subcommand: string, rest: readonly Word[], argumentsF
   return high(`git ${subcommand}: not a subcommand this check knows (aliases and remote helpers can run anything)`);
 }
 
-/** `texts` holds the words after the subcommand (undefined: known only when it runs). */
+/** For a subcommand that reads: whether it may run what the repository names. `texts` holds the words after it (undefined: known only when it runs). */
 function runsRepositoryPrograms(subcommand: string, texts: readonly (string | undefined)[]): boolean {
   if (RUNS_REPOSITORY_PROGRAMS.has(subcommand)) return true;
   const options = texts.filter((text) => text === undefined || text.startsWith('-'));
+  const has = (...names: string[]) => options.some((text) => text === undefined || names.some((name) => text === name || text.startsWith(`${name}=`)));
   switch (subcommand) {
-    // --dirty and --broken refresh the index: a changed file goes through its clean filter.
-    case 'describe':
-      return options.some((text) => text === undefined || text.startsWith('--dirty') || text.startsWith('--broken'));
-    // --filters runs smudge filters; --batch reads its options from the input too.
-    case 'cat-file':
-      return options.some((text) => text === undefined || text.startsWith('--filters') || text.startsWith('--batch') || text === '--path' || text.startsWith('--path='));
-    // reflog and stash list take log's options (-p, --show-signature); stash show is a diff.
+    case 'rev-parse':
+      return texts.some((text) => text === undefined || REVISION_SYNTAX.test(text));
+    // --with-tree and --source read a tree; --recurse-submodules runs git in each submodule, under its own configuration.
+    case 'ls-files':
+      return has('--with-tree', '--recurse-submodules');
+    case 'check-attr':
+      return has('--source');
+    case 'grep':
+      return grepReadsObjects(texts);
+    // -v shows each branch's commit, -n each tag's message, --contains and --sort read commits.
+    case 'branch':
+    case 'tag':
+      return options.some((text) => text === undefined || !['-l', '--list', '-a', '--all', '-r', '--remotes', '--show-current', '--no-color'].includes(text));
+    // reflog and stash list walk commits (log's options too: -p, --show-signature); stash show is a diff.
     case 'reflog':
-      return options.length > 0;
     case 'stash':
-      return texts[0] === 'show' || options.length > 0;
+      return true;
     default:
       return false;
   }
+}
+
+/** git grep PATTERN [-- PATHS] searches the working tree; a revision, --cached or a submodule reads objects or another repository. */
+function grepReadsObjects(texts: readonly (string | undefined)[]): boolean {
+  let pattern = false;
+  for (let index = 0; index < texts.length; index++) {
+    const text = texts[index];
+    if (text === undefined) return true;
+    if (text === '--') return false;
+    if (text === '--cached' || text.startsWith('--recurse-submodules') || text === '--no-index') return true;
+    if (GREP_VALUES.has(text)) {
+      if (text === '-e' || text === '-f') pattern = true;
+      index++;
+    } else if (text.startsWith('-')) {
+      if (/^-[ef]./.test(text) || text.startsWith('--regexp')) pattern = true;
+    } else if (pattern) return true;
+    else pattern = true;
+  }
+  return false;
 }
 
 /** Subcommands that read or write depending on their arguments. */
