@@ -48,6 +48,9 @@ describe('sed: GNU sed 4.9 script syntax', () => {
     '0~2 e id',
     '1!e id',
     '1 ! e id',
+    '1{bx} e id',
+    '1{:a} e id',
+    'bx#c\ne id',
     '1,/x/ { e id',
     '{e id\n}',
     'p;e id',
@@ -84,7 +87,7 @@ describe('sed: GNU sed 4.9 script syntax', () => {
   it.each([
     'p', '1,20p', '$p', '/x/d', '/x/,/y/d', '0,/x/d', '1~3p', '2,+4p', '3,~4p', '/a/I p', '/a/M!p', '\\,x,p', 's/a/b/', 's/a/b/g3pIiMm',
     's/a\\/b/c/', 's,a,b,', 's/a/\\n/g', 'y/abc/xyz/', ':a;N;$!ba;s/\\n/ /g', ':a\nN\nba', 'b', 'bend;:end', 't', 'T', 'n;d', '=', 'l', 'l 70', 'q', 'q5', 'Q', 'x;G;h;H;g',
-    'a foo', 'a foo\\\ne id', 'i\\\nfoo', 'c\\\nfoo\\\nbar', 'a foo; e touch pwned', '1{p;p}', '/x/{\n  s/a/b/\n  p\n}', '# comment\np', '#n\np', 'p # e id', 'F', 'z', 'v', 'v 4.2', 'D', 'P', 'N',
+    '/x/{p;b}', '$!{N;ba}', ':a;$!{N;ba};s/\\n/ /g', '1{:a}', 'bx#c\n:x', 'a foo', 'a foo\\\ne id', 'i\\\nfoo', 'c\\\nfoo\\\nbar', 'a foo; e touch pwned', '1{p;p}', '/x/{\n  s/a/b/\n  p\n}', '# comment\np', '#n\np', 'p # e id', 'F', 'z', 'v', 'v 4.2', 'D', 'P', 'N',
   ])('%j only prints', (script) => {
     expect(sedScriptDanger(script)).toBeUndefined();
   });

@@ -6,9 +6,9 @@
  * Returns the offending part, or undefined when the script only prints.
  *
  * Grammar points that decide where text stops being a command:
- * - a label (`:x`, `b x`, `t x`, `T x`, `v 4.2`) ends at whitespace, `;` or a newline (4.9), and the
- *   next command may follow on the same line; older GNU seds read a label up to `;` or a newline,
- *   so a label followed on its line by anything but blanks is read both ways and refused;
+ * - a label (`:x`, `b x`, `t x`, `T x`, `v 4.2`) ends at whitespace, `;`, `}`, `#` or a newline (4.9),
+ *   and after whitespace the next command may follow on the same line; older GNU seds read a label up
+ *   to `;` or a newline, so a label followed on its line by more text is read both ways and refused;
  * - the text of `a`, `i`, `c` and the file name of `r`, `R`, `w`, `W` run to an unescaped newline;
  * - a regular expression or replacement runs to the unescaped delimiter (brackets do not protect it).
  */
@@ -168,17 +168,20 @@ class ScriptReader {
     return `text after the \`${command}\` command that this check does not read`;
   }
 
-  /** GNU 4.9 ends a label at whitespace or `;`; older seds at `;` or a newline: both readings must agree. */
+  /**
+   * GNU 4.9 ends a label at whitespace, `;`, `}` or `#` (`$!{N;ba}`); older seds at `;` or a newline,
+   * where a `}` or `#` in the label leaves a block open or a jump unresolved, and sed runs nothing.
+   * A label followed by more text on its line is read differently by the two: refused.
+   */
   private label(command: string): string | undefined {
     this.skipBlanks();
     const start = this.at;
-    while (!this.atEnd() && !' \t\n;'.includes(this.peek())) this.at++;
+    while (!this.atEnd() && !' \t\n;}#'.includes(this.peek())) this.at++;
     const label = this.script.slice(start, this.at);
     if (command === ':' && label === '') return 'a `:` without a label';
-    if (label.includes('}') || label.includes('#')) return `the label \`${label}\` holds \`}\` or \`#\`, which sed versions read differently`;
     this.skipBlanks();
     const char = this.peek();
-    if (char === '' || char === ';' || char === '\n') return undefined;
+    if (char === '' || ';\n}#'.includes(char)) return undefined;
     return `the label of \`${command}\` is followed on its line by more text, which sed versions read differently (GNU sed 4.9 runs it as the next command)`;
   }
 
