@@ -116,12 +116,17 @@ describe('leftovers of a writer killed with kill -9, made by hand with a dead pi
     writeFileSync(ws.path(`.bulkhead/trash/${interrupted}/manifest.json`), manifest(interrupted, ws.path('src/a.txt')));
     linkSync(ws.path('src/a.txt'), ws.path(`.bulkhead/trash/${interrupted}/entry`));
     expect(lstatSync(ws.path('src/a.txt')).nlink).toBe(3);
+    // A move killed between link() and unlink(): the file under both names.
+    writeFileSync(ws.path('src/moving.txt'), 'm\n');
+    linkSync(ws.path('src/moving.txt'), ws.path('src/moved.txt'));
+    writeFileSync(join(journal, `${dead}-${hex(6)}.json`), JSON.stringify({ pid: dead, host: hostname(), path: ws.path('src/moving.txt'), linkedTo: ws.path('src/moved.txt') }));
 
     server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
     await expect.poll(() => trashSlots(ws!.root)).toEqual([]);
-    await expect.poll(() => readdirSync(ws!.path('src')).sort()).toEqual([`.a.txt.bulkhead-${process.pid}-${live.split('-').at(-1)}`, `.b.txt.bulkhead-${dead}-${otherHost.split('-').at(-1)}`, 'a.txt', 'big.txt'].sort());
+    await expect.poll(() => readdirSync(ws!.path('src')).sort()).toEqual([`.a.txt.bulkhead-${process.pid}-${live.split('-').at(-1)}`, `.b.txt.bulkhead-${dead}-${otherHost.split('-').at(-1)}`, 'a.txt', 'big.txt', 'moved.txt'].sort());
     expect(lstatSync(ws.path('src/a.txt')).nlink).toBe(1);
     expect(readFileSync(ws.path('src/a.txt'), 'utf8')).toBe('a\n');
+    expect(lstatSync(ws.path('src/moved.txt')).nlink).toBe(1);
     // The records of the live writer and of the other host stay; the rest are gone.
     expect(journalRecords(ws.root).map((name) => Number(name.split('-')[0])).sort()).toEqual([dead, process.pid].sort());
   });

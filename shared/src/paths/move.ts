@@ -3,7 +3,7 @@ import type { FileHandle } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { ToolError } from '../errors.js';
 import { lstatIfExists, type EntryKind } from './tree.js';
-import { tempName } from './temp-names.js';
+import { tempName, type InFlight } from './temp-names.js';
 
 /** How an entry got to its new place. */
 export type MoveMethod = 'renamed' | 'copied';
@@ -88,28 +88,41 @@ const NO_HARD_LINKS = ['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS'];
  * Gives a file a second name that must be new (link fails rather than replace), then drops the
  * first. Returns false when this filesystem cannot link the file, for the caller to fall back.
  */
-async function linkThenUnlink(from: string, to: string, toShown: string): Promise<boolean> {
+async function linkThenUnlink(from: string, to: string, toShown: string, journal?: Journal): Promise<boolean> {
+  // Journaled, so a kill between the two calls (the file under both names, two links) is finished by the next sweep.
+  const released = journal ? await journal.inFlight.track(journal.from, journal.to) : async () => undefined;
   try {
-    await fsp.link(from, to);
-  } catch (error) {
-    if (code(error) === 'EEXIST') throw existsError(toShown);
-    if (NO_HARD_LINKS.includes(code(error) ?? '')) return false;
-    throw error;
+    try {
+      await fsp.link(from, to);
+    } catch (error) {
+      if (code(error) === 'EEXIST') throw existsError(toShown);
+      if (NO_HARD_LINKS.includes(code(error) ?? '')) return false;
+      throw error;
+    }
+    try {
+      await fsp.unlink(from);
+    } catch (error) {
+      // ENOENT: someone else (a concurrent purge of the trash) removed the old name first, so the move is done.
+      if (code(error) === 'ENOENT') return true;
+      await fsp.unlink(to).catch(() => undefined);
+      throw error;
+    }
+    return true;
+  } finally {
+    await released();
   }
-  try {
-    await fsp.unlink(from);
-  } catch (error) {
-    // ENOENT: someone else (a concurrent purge of the trash) removed the old name first, so the move is done.
-    if (code(error) === 'ENOENT') return true;
-    await fsp.unlink(to).catch(() => undefined);
-    throw error;
-  }
-  return true;
 }
 
-async function moveFile(from: string, to: string, toShown: string): Promise<MoveMethod> {
+/** The journal of a move and the real paths of its two ends, as the sweep will find them. */
+interface Journal {
+  readonly inFlight: InFlight;
+  readonly from: string;
+  readonly to: string;
+}
+
+async function moveFile(from: string, to: string, toShown: string, journal?: Journal): Promise<MoveMethod> {
   try {
-    if (!(await linkThenUnlink(from, to, toShown))) await renameIfAbsent(from, to, toShown);
+    if (!(await linkThenUnlink(from, to, toShown, journal))) await renameIfAbsent(from, to, toShown);
     return 'renamed';
   } catch (error) {
     if (code(error) === 'EXDEV') return copyAcross(from, to, 'file', toShown);
@@ -178,16 +191,17 @@ export interface MoveNames {
  * Moves the entry at `from` (of the given kind, never followed) to `to`, which must not exist:
  * nothing is ever replaced. Both are real paths; the folders they are in must exist and are
  * pinned by descriptor. Across filesystems the entry is copied and the original removed once
- * the copy is in place.
+ * the copy is in place. With `inFlight`, a file moved by link() then unlink() is journaled, so a
+ * kill between the two leaves nothing a sweep does not finish.
  */
-export async function moveEntry(from: string, to: string, kind: EntryKind, names: MoveNames): Promise<MoveMethod> {
+export async function moveEntry(from: string, to: string, kind: EntryKind, names: MoveNames, options: { readonly inFlight?: InFlight } = {}): Promise<MoveMethod> {
   const source = await pinFolder(dirname(from), names.from);
   try {
     const target = await pinFolder(dirname(to), names.to);
     try {
       const [pinnedFrom, pinnedTo] = [source.at(basename(from)), target.at(basename(to))];
       if (kind === 'symlink') return await moveSymlink(pinnedFrom, pinnedTo, names.to);
-      if (kind === 'file') return await moveFile(pinnedFrom, pinnedTo, names.to);
+      if (kind === 'file') return await moveFile(pinnedFrom, pinnedTo, names.to, options.inFlight && { inFlight: options.inFlight, from, to });
       return await moveFolder(pinnedFrom, pinnedTo, names.to);
     } finally {
       await target.close();

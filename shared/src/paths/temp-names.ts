@@ -44,6 +44,8 @@ interface InFlightRecord {
   readonly pid: number;
   readonly host: string;
   readonly path: string;
+  /** For a move of a file by link() then unlink(): the new name; `path` is the old one. */
+  readonly linkedTo?: string;
 }
 
 /** Releases an in-flight record once its hidden file is gone. */
@@ -74,11 +76,14 @@ export class InFlight {
     return this.ready;
   }
 
-  /** Records that this process is about to create the hidden file at `path` (a real path). */
-  async track(path: string): Promise<InFlightRelease> {
+  /**
+   * Records that this process is about to create the hidden file at `path` (a real path), or,
+   * with `linkedTo`, to give the file at `path` that second name and then drop `path`.
+   */
+  async track(path: string, linkedTo?: string): Promise<InFlightRelease> {
     if (!(await this.ensure())) return NO_RELEASE;
     const record = join(this.folder, `${process.pid}-${randomBytes(6).toString('hex')}.json`);
-    const body: InFlightRecord = { pid: process.pid, host: hostname(), path };
+    const body: InFlightRecord = { pid: process.pid, host: hostname(), path, ...(linkedTo === undefined ? {} : { linkedTo }) };
     try {
       await fsp.writeFile(record, JSON.stringify(body), { flag: 'wx', mode: 0o600 });
     } catch {
@@ -118,7 +123,12 @@ export class InFlight {
       if (typeof parsed.pid !== 'number' || typeof parsed.path !== 'string' || parsed.host !== host) continue;
       if (parsed.pid === process.pid || processAlive(parsed.pid)) continue;
       const file = basename(parsed.path);
-      if (tempNameOwner(file) === parsed.pid) {
+      if (typeof parsed.linkedTo === 'string') {
+        // A move killed between link() and unlink(): both names are the same file (and it has no
+        // third name), so dropping the old one finishes the move.
+        const [from, to] = await Promise.all([fsp.lstat(parsed.path).catch(() => undefined), fsp.lstat(parsed.linkedTo).catch(() => undefined)]);
+        if (from?.isFile() && to && from.dev === to.dev && from.ino === to.ino && from.nlink === 2) await fsp.unlink(parsed.path).then(() => removed.push(parsed.path), () => undefined);
+      } else if (tempNameOwner(file) === parsed.pid) {
         const stat = await fsp.lstat(parsed.path).catch(() => undefined);
         if (stat?.isFile()) await fsp.unlink(parsed.path).then(() => removed.push(parsed.path), () => undefined);
         else if (stat?.isDirectory()) await fsp.rm(parsed.path, { recursive: true, force: true }).then(() => removed.push(parsed.path), () => undefined);

@@ -177,7 +177,9 @@ export class Trash {
    * Keeps `bytes`, the content of the file at `path` (as `stat` described it) that a write is
    * about to replace, as a file entry of its own: written and synced inside the slot, its mode
    * and times those of the file. Called before the new content is put in place, so the old one is
-   * in the trash first; a write that then fails takes it out again with discard().
+   * in the trash first; a write that then fails takes it out again with discard(). (A link of the
+   * file itself would be cheaper, but gives it a second link for the whole write, and every other
+   * writer refuses a file with two links.)
    */
   async keep(path: ConfinedPath, shownAs: string, bytes: Uint8Array, stat: Stats): Promise<TrashManifest> {
     if (bytes.length > this.policy.max_bytes) {
@@ -339,10 +341,11 @@ export class Trash {
   /**
    * A delete killed between the link() of a file into the trash and the unlink() of its old name
    * left the same file in both places (two links, so every edit of it is refused): the delete
-   * did not happen, and the trash's name is the one to drop.
+   * did not happen, and the trash's name is the one to drop. (A kept version is a copy with one
+   * link, so it never matches.)
    */
   private async interruptedDelete(manifest: TrashManifest, entry: Stats | undefined): Promise<boolean> {
-    if (manifest.kind !== 'file' || manifest.reason === 'replaced' || !entry || entry.nlink < 2 || !ownerDead(manifest)) return false;
+    if (manifest.kind !== 'file' || !entry || entry.nlink < 2 || !ownerDead(manifest)) return false;
     const original = await lstatIfExists(manifest.original).catch(() => undefined);
     return original !== undefined && original.dev === entry.dev && original.ino === entry.ino;
   }
@@ -378,7 +381,7 @@ export class Trash {
     });
     await makeFoldersSafely(roots, dirname(path) as ConfinedPath, shownAs);
     if ((await roots.confineEntry(input)) !== path) throw new ToolError(`${shownAs} changed while its folders were being created; nothing was restored`, 'conflict');
-    await moveEntry(stored, path, manifest.kind, { from: `${id} in the trash`, to: shownAs });
+    await moveEntry(stored, path, manifest.kind, { from: `${id} in the trash`, to: shownAs }, { inFlight: this.inFlight });
     await fsp.rm(join(this.folder, id), { recursive: true, force: true });
     return { manifest, path, shownAs };
   }

@@ -80,7 +80,7 @@ export const movePath = defineTool<FsWriteCapabilities, typeof input>({
       let trashed: TrashManifest | undefined;
       if (replaced) trashed = await ctx.trash.put(to, toShown, replaced);
       try {
-        await moveEntry(from, to, summary.kind, { from: fromShown, to: toShown });
+        await moveEntry(from, to, summary.kind, { from: fromShown, to: toShown }, { inFlight: ctx.trash.inFlight });
       } catch (error) {
         if (!trashed) throw error;
         const back = await ctx.trash.restore(trashed.id, ctx.paths).then(
