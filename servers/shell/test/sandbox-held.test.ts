@@ -9,6 +9,8 @@ import { probeSandbox } from '../src/run/sandbox.js';
 import type { SandboxSpec } from '../src/run/types.js';
 import { runContained, startContained } from './sandbox-helpers.js';
 
+// Leases of this test's own (other servers of the user, running tests too, would hold its placeholders back).
+process.env['BULKHEAD_HELD_DIR'] = mkdtempSync(join(tmpdir(), 'bulkhead-leases-'));
 const mustRun = process.env['CI'] === 'true';
 const runs = probeSandbox('bubblewrap').available || mustRun;
 
@@ -194,6 +196,22 @@ describe.runIf(runs)('files that become code are read-only in the sandbox, exist
     expect(readFileSync(join(root, 'dotfiles/npmrc'), 'utf8')).toBe('# mine\n');
     sweepPlaceholders();
     expect(existsSync(join(root, 'dotfiles/later/envrc'))).toBe(false);
+  });
+
+  it('leaves placeholders while another live server has a lease, and removes a killed server\'s', async () => {
+    const leases = process.env['BULKHEAD_HELD_DIR']!;
+    // A live server (this test's parent process) with a sandbox running, and one that died leaving a placeholder.
+    writeFileSync(join(leases, String(process.ppid)), '');
+    mkdirSync(join(root, 'left-by-the-dead'));
+    const deadPid = 2 ** 22 + 1;
+    writeFileSync(join(leases, `${deadPid}.made`), join(root, 'left-by-the-dead'));
+    await sandboxed('true');
+    sweepPlaceholders();
+    expect(readdirSync(root)).toContain('.mcp.json');
+    rmSync(join(leases, String(process.ppid)));
+    sweepPlaceholders();
+    expect(readdirSync(root)).toEqual([]);
+    expect(readdirSync(leases).filter((name) => name !== 'empty')).toEqual([]);
   });
 
   it('keeps a placeholder while another sandbox still holds it, and removes it after the last one', async () => {

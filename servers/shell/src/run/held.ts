@@ -252,33 +252,56 @@ function isInside(path: string, folder: string): boolean {
 // Placeholders: empty files and folders made on the host as mount points, removed once no sandbox holds them.
 
 /**
- * Each server process with a sandbox running keeps a lease file here (named by its pid) listing the placeholders
- * it made. Removing a mount point on the host would detach it in a sandbox still running, so placeholders go only
- * when no other live process has a lease; otherwise they stay listed until the last one lets go (also those of a
- * process that was killed).
+ * Each server with a sandbox running (or one that ended less than SWEEP_AFTER_MS ago) keeps a lease file here,
+ * named by its pid, and lists the placeholders it made in `<pid>.made`. Removing a mount point on the host would
+ * detach it in a sandbox still running, so placeholders are removed only while no other live server has a lease;
+ * a killed server's are removed by the next one to sweep. BULKHEAD_HELD_DIR moves the folder (tests).
  */
-const LEASES = join(tmpdir(), `bulkhead-held-${process.getuid?.() ?? 'user'}`);
-const leaseFile = join(LEASES, String(process.pid));
+let leasesFolder: string | undefined;
+
+/**
+ * The lease folder, shared by this user's servers: made 0700, and used only if it is a folder of ours that no one
+ * else can write (another user could have made it first in a shared /tmp); otherwise a private one of this process.
+ */
+function leases(): string {
+  if (leasesFolder === undefined) {
+    const shared = process.env['BULKHEAD_HELD_DIR'] ?? join(tmpdir(), `bulkhead-held-${process.getuid?.() ?? 'user'}`);
+    mkdirSync(shared, { recursive: true, mode: 0o700 });
+    const stat = lstatSync(shared);
+    const ours = stat.isDirectory() && stat.uid === process.getuid?.() && (stat.mode & 0o077) === 0;
+    leasesFolder = ours ? shared : mkdtempSync(join(tmpdir(), 'bulkhead-held-'));
+  }
+  return leasesFolder;
+}
+
+const leaseFile = (): string => join(leases(), String(process.pid));
+const madeFile = (): string => join(leases(), `${process.pid}.made`);
+let leased = false;
 /** Sandboxes of this process holding each placeholder. */
 const holders = new Map<string, number>();
 /** Placeholders this process made (or took over) and has not removed. */
 const made = new Set<string>();
 let empty: string | undefined;
 
-/** An empty file or folder no command can change (the source of every placeholder's bind). */
+/** An empty file or folder no command can change (the source of every placeholder's bind; kept for the servers to come). */
 export function emptySource(kind: Placeholder['kind']): string {
-  if (empty === undefined || lstatSync(empty, { throwIfNoEntry: false }) === undefined) {
-    const folder = mkdtempSync(join(tmpdir(), 'bulkhead-empty-'));
-    mkdirSync(join(folder, 'folder'), { mode: 0o555 });
-    writeFileSync(join(folder, 'file'), '', { mode: 0o444 });
-    process.once('exit', () => rmSync(folder, { recursive: true, force: true }));
+  const folder = join(leases(), 'empty');
+  if (empty !== folder || lstatSync(join(folder, kind), { throwIfNoEntry: false }) === undefined) {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    if (lstatSync(join(folder, 'folder'), { throwIfNoEntry: false }) === undefined) mkdirSync(join(folder, 'folder'), { mode: 0o555 });
+    if (lstatSync(join(folder, 'file'), { throwIfNoEntry: false }) === undefined) writeFileSync(join(folder, 'file'), '', { mode: 0o444 });
     empty = folder;
   }
-  return join(empty, kind);
+  return join(folder, kind);
 }
 
 /** Resolves spec's held paths and makes the missing ones' placeholders; `release` once the sandbox has ended. */
 export function holdPaths(spec: SandboxSpec): { held: HeldPaths; release: () => void } {
+  // The lease first: a server sweeping from now on leaves alone what this sandbox is about to bind.
+  if (spec.kind === 'bubblewrap' && !leased) {
+    writeFileSync(leaseFile(), '');
+    leased = true;
+  }
   const { existing, missing } = heldPaths(spec);
   // A placeholder this process made is held as one again (bound as missing), however it shows on disk.
   const ours = existing.filter((path) => made.has(path) && isUntouched(path));
@@ -296,7 +319,7 @@ export function holdPaths(spec: SandboxSpec): { held: HeldPaths; release: () => 
       // Made meanwhile (by another server's sandbox, or as something real): bound all the same, never removed by us.
     }
   }
-  if (added) writeLease();
+  if (added) writeFileSync(madeFile(), [...made].join('\n'));
   clearTimeout(sweepTimer);
   let released = false;
   const release = (): void => {
@@ -305,11 +328,6 @@ export function holdPaths(spec: SandboxSpec): { held: HeldPaths; release: () => 
     letGo(placeholders.map((placeholder) => placeholder.path));
   };
   return { held: { existing: existing.filter((path) => !ours.includes(path)), placeholders }, release };
-}
-
-function writeLease(): void {
-  mkdirSync(LEASES, { recursive: true, mode: 0o700 });
-  writeFileSync(leaseFile, [...made].join('\n'));
 }
 
 /** Placeholders stay this long after the last sandbox ends, so commands back to back make none. */
@@ -322,7 +340,7 @@ function letGo(paths: readonly string[]): void {
     if (count > 0) holders.set(path, count);
     else holders.delete(path);
   }
-  if (holders.size > 0 || made.size === 0) return;
+  if (holders.size > 0) return;
   clearTimeout(sweepTimer);
   sweepTimer = setTimeout(sweepPlaceholders, SWEEP_AFTER_MS).unref();
 }
@@ -336,23 +354,28 @@ process.once('exit', () => sweepPlaceholders());
  */
 export function sweepPlaceholders(): void {
   clearTimeout(sweepTimer);
-  if (holders.size > 0 || made.size === 0) return;
-  // With another live server holding sandboxes, ours stay (listed in our lease, for the last one to remove).
-  let names: string[];
-  try {
-    names = readdirSync(LEASES);
-  } catch {
+  if (holders.size > 0) return;
+  if (leased) {
+    rmSync(leaseFile(), { force: true });
+    leased = false;
+  }
+  const folder = leases();
+  const names = readdirSync(folder);
+  const others = names.filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
+  const dead = (name: string) => !isAlive(Number(name.split('.')[0]));
+  const leftoverLists = names.filter((name) => /^\d+\.made$/.test(name) && name !== `${process.pid}.made` && dead(name));
+  if (made.size === 0 && leftoverLists.length === 0) return;
+  // Another live server may be binding them: try again later (its lease goes SWEEP_AFTER_MS after its last sandbox).
+  if (others.some((name) => !dead(name))) {
+    sweepTimer = setTimeout(sweepPlaceholders, SWEEP_AFTER_MS).unref();
     return;
   }
-  const leases = names.filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid);
-  const dead = leases.filter((name) => !isAlive(Number(name)));
-  if (dead.length < leases.length) return;
-  const leftovers = dead.flatMap((name) => readLines(join(LEASES, name)));
+  const leftovers = leftoverLists.flatMap((name) => readLines(join(folder, name)));
   // The latest first: a placeholder made inside an earlier one (by a server that did not know it) goes before it.
   for (const path of [...made, ...leftovers].reverse()) removeIfUntouched(path);
   made.clear();
-  for (const name of dead) rmSync(join(LEASES, name), { force: true });
-  rmSync(leaseFile, { force: true });
+  for (const name of [...leftoverLists, ...others]) rmSync(join(folder, name), { force: true });
+  rmSync(madeFile(), { force: true });
 }
 
 function readLines(file: string): string[] {
