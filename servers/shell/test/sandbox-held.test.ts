@@ -186,6 +186,18 @@ describe.runIf(runs)('files that become code are read-only in the sandbox, exist
     expect(git(root, 'log', '--format=%s')).toBe('second\nfirst\n');
   });
 
+  it('holds the parts of a repository whose .git is a symlink, and of one whose pointer names a folder in the root', async () => {
+    execFileSync('git', ['init', '-q', join(root, 'real')]);
+    mkdirSync(join(root, 'linked'));
+    symlinkSync('../real/.git', join(root, 'linked/.git'));
+    mkdirSync(join(root, 'store'));
+    execFileSync('git', ['init', '-q', '--separate-git-dir', join(root, 'store/pointed.git'), join(root, 'pointer')]);
+    const output = await sandboxed(
+      [attempt('through the link', 'echo pwned > linked/.git/hooks/pre-commit'), attempt('the pointed folder', 'echo pwned > store/pointed.git/hooks/pre-commit'), attempt('the pointer', 'echo "gitdir: /tmp/x" > pointer/.git'), attempt('objects', 'touch store/pointed.git/objects/x')].join('\n'),
+    );
+    expect(output).toBe('through the link: refused\nthe pointed folder: refused\nthe pointer: refused\nobjects: WRITTEN\n');
+  });
+
   it('holds the target of a symlink, and what a dangling symlink points to', async () => {
     write('dotfiles/npmrc', '# mine\n');
     symlinkSync('dotfiles/npmrc', join(root, '.npmrc'));

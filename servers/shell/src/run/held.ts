@@ -1,4 +1,4 @@
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { SANDBOX_HELD_ENTRIES } from '@bulkhead/core';
@@ -112,7 +112,10 @@ class Collector {
   /** A repository's own parts: a `.git` folder's, or a pointer file's and the folder it points to. */
   repository(worktree: string): void {
     const dotGit = join(worktree, '.git');
-    const stat = lstatSync(dotGit, { throwIfNoEntry: false });
+    let stat = lstatSync(dotGit, { throwIfNoEntry: false });
+    if (stat === undefined) return;
+    // A .git that is a symlink: the folder or pointer file it names is the repository's.
+    if (stat.isSymbolicLink()) stat = statSync(dotGit, { throwIfNoEntry: false });
     if (stat === undefined) return;
     if (stat.isFile()) {
       this.add(dotGit, null);
