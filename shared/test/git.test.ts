@@ -97,7 +97,7 @@ describe('runGitProcess', () => {
   it('builds the environment from nothing: GIT_DIR and friends of the parent never leak', () => {
     const env = gitEnvironment();
     expect(Object.keys(env).filter((key) => key.startsWith('GIT_')).sort()).toEqual(
-      ['GIT_ALLOW_PROTOCOL', 'GIT_ATTR_NOSYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_SYSTEM', 'GIT_NO_REPLACE_OBJECTS', 'GIT_OPTIONAL_LOCKS', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT'].sort(),
+      ['GIT_ALLOW_PROTOCOL', 'GIT_ATTR_NOSYSTEM', 'GIT_CONFIG_GLOBAL', 'GIT_CONFIG_NOSYSTEM', 'GIT_CONFIG_SYSTEM', 'GIT_GRAFT_FILE', 'GIT_NO_REPLACE_OBJECTS', 'GIT_OPTIONAL_LOCKS', 'GIT_PAGER', 'GIT_TERMINAL_PROMPT'].sort(),
     );
     // A HOME below a device file: nothing can ever be read from it or created in it.
     expect([env['HOME'], env['XDG_CONFIG_HOME']]).toEqual(['/dev/null', '/dev/null']);

@@ -303,7 +303,8 @@ describe('a concurrent update between the read and update-ref (a real server pro
     expect(existsSync(ws.path('raced'))).toBe(true);
     return { repo, head, other, before, result: { isError: reply.isError === true, text: reply.content.map((c) => c.text).join('\n') } };
   }
-  const realGit = (repo: string, args: string) => `'${REAL_GIT}' --git-dir='${repo}/.git' -c core.hooksPath=/dev/null ${args}`;
+  // The racer inherits the server's git environment (GIT_GRAFT_FILE=/dev/null) without its -c options, which would make it advise about grafts on the shared stderr.
+  const realGit = (repo: string, args: string) => `env -u GIT_GRAFT_FILE '${REAL_GIT}' --git-dir='${repo}/.git' -c core.hooksPath=/dev/null ${args}`;
 
   it('the branch moved elsewhere: the commit fails cleanly and the other writer wins', async () => {
     const { repo, head, other, result, before } = await raced((r, o) => realGit(r, `update-ref refs/heads/main ${o}`));

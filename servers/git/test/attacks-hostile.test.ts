@@ -24,8 +24,10 @@ interface Vector {
   readonly proofOnTerminal?: boolean;
   readonly policy?: Record<string, unknown>;
   /** The exact refusal of the tools that cannot work safely on this repository, when there is one. */
-  readonly refusal?: { readonly tools: readonly string[]; readonly text: string };
+  readonly refusal?: { readonly tools: readonly string[]; readonly text: string | RegExp };
 }
+
+const ALL_TOOLS = ['git_status', 'git_log', 'git_diff', 'git_show', 'git_show_file', 'git_blame', 'git_refs', 'commit_changeset'];
 
 const set = (repo: string, key: string, value: string) => git(repo, ['config', key, value]);
 const attributes = (repo: string, text: string) => appendFileSync(join(repo, '.git/info/attributes'), text);
@@ -37,20 +39,32 @@ const VECTORS: Vector[] = [
     proof: [['status']],
   },
   {
-    name: 'core.fsmonitor through include.path',
+    name: 'core.fsmonitor through include.path (a file outside the roots: the repository is refused)',
     setup: (repo, evil, outside) => {
       writeFileSync(outside.path('included.cfg'), `[core]\n\tfsmonitor = ${evil('include')}\n`);
       set(repo, 'include.path', outside.path('included.cfg'));
     },
     proof: [['status']],
+    refusal: { tools: ALL_TOOLS, text: /^repo: include\.path in \S+\/\.git\/config names "\S+included\.cfg", which is \S+, outside the allowed roots \(.*\); git would read it as configuration, so the repository is refused$/ },
   },
   {
-    name: 'core.fsmonitor through includeIf gitdir',
+    name: 'core.fsmonitor through includeIf gitdir (a file outside the roots: the repository is refused)',
     setup: (repo, evil, outside) => {
       writeFileSync(outside.path('included.cfg'), `[core]\n\tfsmonitor = ${evil('includeif')}\n`);
       set(repo, 'includeIf.gitdir:/**.path', outside.path('included.cfg'));
     },
     proof: [['status']],
+    refusal: { tools: ALL_TOOLS, text: /^repo: includeif\.gitdir:\/\*\*\.path in \S+ names "\S+included\.cfg", which is \S+, outside the allowed roots/ },
+  },
+  {
+    name: 'core.fsmonitor through include.path and includeIf onbranch of files inside the roots (read, and the overrides still win)',
+    setup: (repo, evil) => {
+      writeFileSync(join(repo, '.git/included.cfg'), `[core]\n\tfsmonitor = ${evil('include-inside')}\n[include]\n\tpath = nested.cfg\n`);
+      writeFileSync(join(repo, '.git/nested.cfg'), `[diff]\n\texternal = ${evil('include-nested')}\n`);
+      set(repo, 'include.path', 'included.cfg');
+      set(repo, 'includeIf.onbranch:main.path', join(repo, '.git/nested.cfg'));
+    },
+    proof: [['status'], ['diff']],
   },
   {
     name: 'core.fsmonitor and core.hooksPath in config.worktree',
@@ -324,7 +338,12 @@ describe('a hostile repository runs no program through any tool', () => {
       if (vector.name.includes('promisor')) expect(failures.length).toBeGreaterThan(0);
       else if (vector.refusal) {
         const refusal = vector.refusal;
-        expect(failures).toEqual(calls.filter(([name]) => refusal.tools.includes(name)).map(([name, args]) => `${name} ${JSON.stringify(args)}: ${refusal.text}`));
+        const expected = calls.filter(([name]) => refusal.tools.includes(name)).map(([name, args]) => `${name} ${JSON.stringify(args)}: `);
+        if (typeof refusal.text === 'string') expect(failures).toEqual(expected.map((start) => `${start}${refusal.text}`));
+        else {
+          expect(failures.map((failure, i) => failure.slice(0, expected[i]?.length))).toEqual(expected);
+          for (const [i, failure] of failures.entries()) expect(failure.slice(expected[i]!.length)).toMatch(refusal.text);
+        }
       } else expect(failures).toEqual([]);
       expect(markers(marker)).toEqual([]);
     });

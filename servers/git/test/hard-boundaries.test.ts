@@ -261,12 +261,16 @@ describe('limits that hold whatever the repository holds', () => {
     await h.close();
   });
 
-  it('kills a git process at the timeout (a FIFO where git reads its excludes) and leaves none behind', async () => {
+  it('kills a git process at the timeout (a FIFO where git reads a .gitignore) and leaves none behind', async () => {
     h = await startGit({ policy: { limits: { timeout_ms: 500 } } });
     const repo = initRepo(h.ws.path('repo'));
     commit(repo, 'one', { 'a.txt': 'a\n' });
+    // A FIFO in the git directory (info/exclude) is refused before git runs; one in the working tree is met by the deadline.
     rmSync(join(repo, '.git/info/exclude'), { force: true });
     execFileSync('mkfifo', [join(repo, '.git/info/exclude')]);
+    expect((await h.call('git_status', { repo: 'repo' })).text).toBe("repo: its git directory's info/exclude is a named pipe, not a regular file; the repository is refused");
+    rmSync(join(repo, '.git/info/exclude'));
+    execFileSync('mkfifo', [join(repo, '.gitignore')]);
     const started = Date.now();
     const result = await h.call('git_status', { repo: 'repo' });
     expect(result).toMatchObject({ isError: true, text: 'git status did not finish within 500 ms and was stopped (limits.timeout_ms)' });

@@ -20,6 +20,22 @@ const HARDENED_CONFIG: readonly (readonly [key: string, value: string])[] = [
   ['commit.gpgSign', 'false'], // commit-tree would sign (run gpg.program) when the repo asks
   ['submodule.recurse', 'false'], // no git process inside a submodule, whose config we never read
   ['diff.submodule', 'short'],
+  // Files git would read because the repository's config names them (git 2.39's keys that name a
+  // file). Their content could come back in output (a mailmap's names as authors) or in an error
+  // (a file that does not parse is quoted), so none is read from wherever the config points:
+  // /dev/null reads as empty, '' resets a list. include.path / includeIf.*.path cannot be
+  // switched off from the command line: GitRepository confines their targets to the roots.
+  ['mailmap.file', '/dev/null'], // extra mailmap entries: its lines became authors in blame and log
+  ['mailmap.blob', ''], // also the default HEAD:.mailmap of a bare repository; a working tree's own .mailmap still applies
+  ['blame.ignoreRevsFile', ''], // empty resets the list (git_blame also passes --no-ignore-revs-file)
+  ['core.excludesFile', '/dev/null'],
+  ['commit.template', '/dev/null'], // git commit only; no tool runs it
+  ['diff.orderFile', '/dev/null'], // an empty order file leaves git's own order
+  ['gpg.ssh.allowedSignersFile', '/dev/null'],
+  ['gpg.ssh.revocationFile', '/dev/null'],
+  ['gpg.ssh.defaultKeyCommand', 'false'],
+  ['sequence.editor', 'false'],
+  ['advice.graftFileDeprecated', 'false'], // GIT_GRAFT_FILE below names /dev/null, which git would advise about
   // Writes: none but commit_changeset's, and its temporary index stays one file in its temp folder.
   ['core.splitIndex', 'false'],
   ['gc.auto', '0'],
@@ -73,6 +89,9 @@ export function gitEnvironment(extra: Readonly<Record<string, string>> = {}): Re
     GIT_PAGER: 'cat',
     PAGER: 'cat',
     GIT_NO_REPLACE_OBJECTS: '1',
+    // info/grafts (deprecated) is read even with --no-replace-objects, and a line that is not an
+    // object id is quoted in an error: as a symlink it would print the first line of any file.
+    GIT_GRAFT_FILE: '/dev/null',
     // An empty allow list of transports: it beats protocol.<name>.allow=always in a repo's config,
     // which protocol.allow=never alone does not.
     GIT_ALLOW_PROTOCOL: '',

@@ -20,10 +20,11 @@ const SMALL_FILE_BYTES = 64 * 1024;
 const MAX_ALTERNATE_DEPTH = 5;
 /**
  * Folders of the git directory and of the common directory whose entries git reads or writes
- * (HEAD, config, index, objects, packs, refs, reflogs): a symlink there must point inside the roots.
+ * (HEAD, config, index, objects, packs, refs, reflogs, info/attributes, info/exclude,
+ * info/sparse-checkout): a symlink there must point inside the roots.
  */
 const GIT_DIR_FOLDERS = ['', 'logs', 'logs/refs', 'logs/refs/heads'];
-const COMMON_DIR_FOLDERS = ['', 'objects', 'objects/pack', 'objects/info', 'refs', 'refs/heads', 'refs/tags', 'refs/remotes', 'logs', 'logs/refs', 'logs/refs/heads'];
+const COMMON_DIR_FOLDERS = ['', 'info', 'objects', 'objects/pack', 'objects/info', 'refs', 'refs/heads', 'refs/tags', 'refs/remotes', 'logs', 'logs/refs', 'logs/refs/heads'];
 
 function listFolder(path: string): Dirent[] {
   try {

@@ -1,4 +1,6 @@
 import { isUtf8 } from 'node:buffer';
+import { realpath, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { ToolError } from '../errors.js';
 import type { Roots } from '../paths/roots.js';
 import { checkRevision } from './arguments.js';
@@ -57,6 +59,10 @@ export function commitRevision(value: string): string {
   return value.startsWith(':/') ? value : `${value}^{commit}`;
 }
 
+/** git follows include.path and includeIf.<condition>.path to this depth (config.c, MAX_INCLUDE_DEPTH). */
+const MAX_INCLUDE_DEPTH = 10;
+const INCLUDE_KEY = '^include(if\\..*)?\\.path$';
+
 const FILTER_KEY = /^filter\.(.+)\.(clean|smudge|process|required)$/s;
 
 function withoutNewline(bytes: Buffer): Buffer {
@@ -82,7 +88,11 @@ export class GitRepository {
     /** How the repository is named to the model. */
     readonly shownAs: string,
     private readonly limits: GitRunLimits,
+    private readonly roots: Roots,
   ) {}
+
+  /** The include check, done once, before the first command (so arguments are refused before any git runs). */
+  private includesConfined: Promise<void> | undefined;
 
   /** Opens the repository that holds `input` (default: the first root), refused unless every part lies inside the roots. */
   static async open(roots: Roots, input: string | undefined, limits: GitRunLimits): Promise<GitRepository> {
@@ -90,7 +100,61 @@ export class GitRepository {
     const layout = await findRepository(roots, start, roots.display(start));
     const top = layout.workTree ?? layout.gitDir;
     const shown = roots.display(top);
-    return new GitRepository(layout, shown === '.' ? top : shown, limits);
+    return new GitRepository(layout, shown === '.' ? top : shown, limits, roots);
+  }
+
+  /**
+   * include.path and includeIf.<condition>.path make git read another config file, and no
+   * command-line option turns that off. Every target named by the repository's config (and by
+   * the files it includes, to git's depth) must be a regular file inside the roots, or be missing
+   * from a folder inside them; whatever the condition says, since a condition (onbranch:,
+   * gitdir:, hasconfig:) can come true later. The targets are listed with git's own parser
+   * (`--no-includes`, so the check itself follows none). Config inside the roots is untrusted
+   * like the repository's own: the hardened options still win over it.
+   */
+  private async confineIncludes(roots: Roots, signal: AbortSignal | undefined): Promise<void> {
+    const files = [join(this.layout.commonDir, 'config'), join(this.layout.gitDir, 'config.worktree')];
+    const seen = new Set<string>();
+    const visit = async (file: string, depth: number): Promise<void> => {
+      if (depth > MAX_INCLUDE_DEPTH || seen.has(file)) return;
+      seen.add(file);
+      const listed = await this.runChecked(['config', '--file', file, '--no-includes', '--null', '--get-regexp', INCLUDE_KEY], { okExitCodes: [1], ...(signal ? { signal } : {}) });
+      if (listed.truncated) throw new ToolError(`${this.shownAs}: ${file} is larger than limits.max_read_bytes, so the files it includes cannot all be checked; the repository is refused`, 'hostile_config');
+      for (const record of listed.stdout.toString('utf8').split('\0')) {
+        const newline = record.indexOf('\n');
+        if (newline === -1) continue;
+        const key = record.slice(0, newline);
+        const target = await this.includeTarget(roots, file, key, record.slice(newline + 1));
+        if (target !== undefined) await visit(target, depth + 1);
+      }
+    };
+    for (const file of files) {
+      const info = await stat(file).catch(() => undefined);
+      if (info?.isFile()) await visit(await realpath(file), 0);
+    }
+  }
+
+  /** The real path of an include target inside the roots (undefined when it does not exist); a refusal otherwise. */
+  private async includeTarget(roots: Roots, from: string, key: string, value: string): Promise<string | undefined> {
+    const refuse = (why: string) => new ToolError(`${this.shownAs}: ${key} in ${from} names ${JSON.stringify(value)}, ${why}; git would read it as configuration, so the repository is refused`, 'outside_roots');
+    if (value.startsWith('~') || value.startsWith('%(prefix)')) throw refuse('a path from a home folder or git\'s install prefix, outside the roots');
+    // As git: a relative target from the including file's folder, joined as text (the kernel resolves `..` after symlinks).
+    const path = value.startsWith('/') ? value : `${dirname(from)}/${value}`;
+    const real = await realpath(path).catch(() => undefined);
+    if (real === undefined) {
+      // Missing: git skips it, but it could be created. The folder it would be created in must lie inside the roots.
+      for (let folder = dirname(path); ; folder = dirname(folder)) {
+        const parent = await realpath(folder).catch(() => undefined);
+        if (parent !== undefined) {
+          if (!roots.rootOf(parent)) throw refuse(`which would be created outside the allowed roots (in ${parent})`);
+          return undefined;
+        }
+        if (dirname(folder) === folder) return undefined;
+      }
+    }
+    if (!roots.rootOf(real)) throw refuse(`which is ${real}, outside the allowed roots (${roots.real.join(', ')})`);
+    if (!(await stat(real)).isFile()) throw refuse(`which is ${real}, not a regular file`);
+    return real;
   }
 
   get bare(): boolean {
@@ -105,6 +169,11 @@ export class GitRepository {
 
   /** Runs `git <args>`; a non-zero exit (not listed in okExitCodes) is a ToolError with git's message. */
   async run(args: readonly string[], options: GitRunOptions = {}): Promise<GitProcessResult> {
+    await (this.includesConfined ??= this.confineIncludes(this.roots, options.signal));
+    return this.runChecked(args, options);
+  }
+
+  private async runChecked(args: readonly string[], options: GitRunOptions): Promise<GitProcessResult> {
     const extraEnv = { ...(options.mayReadWorkTree && !this.bare ? await this.filterOverrides(options.signal) : {}), ...options.env };
     const result = await runGitProcess({
       cwd: this.layout.workTree ?? this.layout.gitDir,
@@ -130,7 +199,7 @@ export class GitRepository {
    * because a driver name may hold `=`, which `-c` would split on.
    */
   private async filterOverrides(signal: AbortSignal | undefined): Promise<Record<string, string>> {
-    const listed = await this.run(['config', '--list', '--name-only', '-z'], { okExitCodes: [1], ...(signal ? { signal } : {}) });
+    const listed = await this.runChecked(['config', '--list', '--name-only', '-z'], { okExitCodes: [1], ...(signal ? { signal } : {}) });
     if (listed.truncated) {
       // A driver named after the cut would be missed and would run.
       throw new ToolError(`${this.shownAs}: its config is larger than limits.max_read_bytes, so its filter drivers cannot all be found and switched off; the working tree is not read`, 'hostile_config');
