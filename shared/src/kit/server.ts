@@ -158,7 +158,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   const chainFor = (tool: AnyToolDefinition<Caps>) =>
     compose<CallState>([
       auditor.middleware(),
-      validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName)),
+      validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName, { maxBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES })),
       gateMiddleware(spec.gate),
       errorMiddleware,
       limitMiddleware(spec.limits),
