@@ -14,6 +14,7 @@ for (const engine of ['ripgrep', 'builtin'] as const) {
         {
           '.env': 'API_TOKEN=hunter2\n',
           'keys/server.pem': '-----BEGIN PRIVATE KEY----- PEM_SECRET\n',
+          'home/.ssh/config': 'Host secret-host SSH_SECRET\n',
           'shared-a.txt': 'SHARED two names\n',
           'plain.txt': 'nothing here\n',
         },
@@ -22,6 +23,7 @@ for (const engine of ['ripgrep', 'builtin'] as const) {
       linkSync(fs.ws.path('.env'), fs.ws.path('notes.txt'));
       linkSync(fs.ws.path('keys/server.pem'), fs.ws.path('docs-readme.md'));
       linkSync(fs.ws.path('shared-a.txt'), fs.ws.path('shared-b.txt'));
+      linkSync(fs.ws.path('home/.ssh/config'), fs.ws.path('sub-ssh.txt'));
       linkSync(outside.path('outside.txt'), fs.ws.path('linked-out.txt'));
     });
     afterAll(async () => {
@@ -37,6 +39,9 @@ for (const engine of ['ripgrep', 'builtin'] as const) {
       const pem = await fs.read('docs-readme.md');
       expect(pem.isError).toBe(true);
       expect(pem.text).toContain('keys/server.pem');
+      const ssh = await fs.read('sub-ssh.txt');
+      expect(ssh.isError).toBe(true);
+      expect(ssh.text).toContain('home/.ssh/config');
     });
 
     it('a link made after the index was built is refused too (the index holds every deny_read file)', async () => {
@@ -49,7 +54,7 @@ for (const engine of ['ripgrep', 'builtin'] as const) {
 
     it('grep never shows the content of such a link, in any mode', async () => {
       for (const mode of ['content', 'files_with_matches', 'count']) {
-        const result = await fs.call('grep', { pattern: 'hunter2|PEM_SECRET', output_mode: mode });
+        const result = await fs.call('grep', { pattern: 'hunter2|PEM_SECRET|SSH_SECRET', output_mode: mode, hidden: true });
         expect(result.text, mode).toMatch(/^No matches/);
         const single = await fs.call('grep', { pattern: 'hunter2', path: 'notes.txt', output_mode: mode });
         expect(single.text, mode).toMatch(/^No matches/);

@@ -111,88 +111,121 @@ async function unignoredFiles(rgPath: string, request: Pick<ListRequest, 'folder
   return { paths, timedOut: result.timedOut };
 }
 
-async function verifyPass(rgPath: string, how: string[], request: GrepRequest, candidates: string[]): Promise<GrepOutcome> {
-  const beneath = new Beneath(request.folder);
-  const byPath = new Map<string, GrepFile>();
-  let records = 0;
-  let timedOut = false;
-  let complete = true;
-  const deadline = Date.now() + request.timeoutMs;
-  try {
-    for (let start = 0; start < candidates.length && records < request.maxRecords; start += VERIFY_BATCH) {
-      const names: string[] = [];
-      const fds: number[] = [];
-      try {
-        for (const name of candidates.slice(start, start + VERIFY_BATCH)) {
-          const opened = beneath.open(name);
-          if (!opened) continue;
-          if (opened.stat.nlink > 1 && (await request.denyInodes.denial(opened.stat)) !== undefined) {
-            closeSync(opened.fd);
-            continue;
-          }
-          names.push(name);
-          fds.push(opened.fd);
-        }
-        if (fds.length === 0) continue;
-        const nameOf = (path: string): string | undefined => {
-          if (!path.startsWith(CHILD_FD)) return undefined;
-          const index = Number(path.slice(CHILD_FD.length)) - 3;
-          return Number.isInteger(index) ? names[index] : undefined;
-        };
-        const fileOf = (path: string): GrepFile | undefined => {
-          const name = nameOf(path);
-          if (name === undefined) return undefined;
-          let file = byPath.get(name);
-          if (!file) {
-            file = { path: name, lines: [], count: 0 };
-            byPath.set(name, file);
-          }
-          return file;
-        };
-        const args = [...how, '--regexp', request.pattern, '--', ...fds.map((_, i) => `${CHILD_FD}${i + 3}`)];
-        const separator = request.mode === 'files_with_matches' ? 0 : 0x0a;
-        const left = Math.max(1, deadline - Date.now());
-        const result = await runRg(rgPath, args, { fds }, left, request.signal, separator, (record) => {
-          if (request.mode === 'files_with_matches') {
-            const file = record.length > 0 ? fileOf(record) : undefined;
-            if (file) file.count = 1;
-            records++;
-          } else if (request.mode === 'count') {
-            const nul = record.indexOf('\0');
-            const file = nul > 0 ? fileOf(record.slice(0, nul)) : undefined;
-            if (file) file.count = Number(record.slice(nul + 1));
-            records++;
-          } else {
-            if (record === '--') return true;
-            const nul = record.indexOf('\0');
-            if (nul <= 0) return true;
-            const rest = record.slice(nul + 1);
-            const match = /^(\d+)([:-])/.exec(rest);
-            if (!match) return true;
-            const file = fileOf(record.slice(0, nul));
-            if (!file) return true;
-            const isContext = match[2] === '-';
-            file.lines.push({ line: Number(match[1]), text: rest.slice(match[0].length).replace(/\r$/, ''), context: isContext });
-            if (!isContext) file.count++;
-            records++;
-          }
-          return records < request.maxRecords;
-        });
-        checkRgError(result, request.signal);
-        if (result.timedOut) {
-          timedOut = true;
-          break;
-        }
-        if (result.stoppedEarly) complete = false;
-      } finally {
-        for (const fd of fds) closeSync(fd);
-      }
-    }
-  } finally {
-    beneath.close();
+/**
+ * The second pass: each candidate opened beneath the pinned folder without following any
+ * symlink, and searched again by rg through its descriptor; only what this pass reads is
+ * returned. Batches are taken in turn while the first pass is still naming files.
+ */
+class VerifyPass {
+  private readonly beneath: Beneath;
+  private readonly byPath = new Map<string, GrepFile>();
+  private records = 0;
+  private timedOut = false;
+  private complete = true;
+  private readonly deadline: number;
+  private chain: Promise<void> = Promise.resolve();
+  private failure: unknown;
+
+  constructor(
+    private readonly rgPath: string,
+    private readonly how: readonly string[],
+    private readonly request: GrepRequest,
+  ) {
+    this.beneath = new Beneath(request.folder);
+    this.deadline = Date.now() + request.timeoutMs;
   }
-  if (records >= request.maxRecords) complete = false;
-  return { files: [...byPath.values()], complete: complete && !timedOut, timedOut };
+
+  /** Queues names for a batch of their own (taken after the batches queued before). */
+  add(names: readonly string[]): void {
+    if (names.length === 0) return;
+    const sorted = byFolder(names);
+    this.chain = this.chain.then(async () => {
+      if (this.failure !== undefined) return;
+      try {
+        for (let start = 0; start < sorted.length; start += VERIFY_BATCH) {
+          if (this.timedOut || this.records >= this.request.maxRecords) return;
+          await this.batch(sorted.slice(start, start + VERIFY_BATCH));
+        }
+      } catch (error) {
+        this.failure = error;
+      }
+    });
+  }
+
+  async finish(): Promise<GrepOutcome> {
+    try {
+      await this.chain;
+    } finally {
+      this.beneath.close();
+    }
+    if (this.failure !== undefined) throw this.failure;
+    if (this.records >= this.request.maxRecords) this.complete = false;
+    return { files: [...this.byPath.values()], complete: this.complete && !this.timedOut, timedOut: this.timedOut };
+  }
+
+  private async batch(candidates: readonly string[]): Promise<void> {
+    const { request } = this;
+    const names: string[] = [];
+    const fds: number[] = [];
+    try {
+      for (const name of candidates) {
+        const opened = this.beneath.open(name);
+        if (!opened) continue;
+        if (opened.stat.nlink > 1 && (await request.denyInodes.denial(opened.stat)) !== undefined) {
+          closeSync(opened.fd);
+          continue;
+        }
+        names.push(name);
+        fds.push(opened.fd);
+      }
+      if (fds.length === 0) return;
+      const fileOf = (path: string): GrepFile | undefined => {
+        const index = path.startsWith(CHILD_FD) ? Number(path.slice(CHILD_FD.length)) - 3 : Number.NaN;
+        const name = Number.isInteger(index) ? names[index] : undefined;
+        if (name === undefined) return undefined;
+        let file = this.byPath.get(name);
+        if (!file) {
+          file = { path: name, lines: [], count: 0 };
+          this.byPath.set(name, file);
+        }
+        return file;
+      };
+      const args = [...this.how, '--regexp', request.pattern, '--', ...fds.map((_, i) => `${CHILD_FD}${i + 3}`)];
+      const separator = request.mode === 'files_with_matches' ? 0 : 0x0a;
+      const left = Math.max(1, this.deadline - Date.now());
+      const result = await runRg(this.rgPath, args, { fds }, left, request.signal, separator, (record) => {
+        if (request.mode === 'files_with_matches') {
+          const file = record.length > 0 ? fileOf(record) : undefined;
+          if (file) file.count = 1;
+          this.records++;
+        } else if (request.mode === 'count') {
+          const nul = record.indexOf('\0');
+          const file = nul > 0 ? fileOf(record.slice(0, nul)) : undefined;
+          if (file) file.count = Number(record.slice(nul + 1));
+          this.records++;
+        } else {
+          if (record === '--') return true;
+          const nul = record.indexOf('\0');
+          if (nul <= 0) return true;
+          const rest = record.slice(nul + 1);
+          const match = /^(\d+)([:-])/.exec(rest);
+          if (!match) return true;
+          const file = fileOf(record.slice(0, nul));
+          if (!file) return true;
+          const isContext = match[2] === '-';
+          file.lines.push({ line: Number(match[1]), text: rest.slice(match[0].length).replace(/\r$/, ''), context: isContext });
+          if (!isContext) file.count++;
+          this.records++;
+        }
+        return this.records < request.maxRecords;
+      });
+      checkRgError(result, request.signal);
+      if (result.timedOut) this.timedOut = true;
+      if (result.stoppedEarly) this.complete = false;
+    } finally {
+      for (const fd of fds) closeSync(fd);
+    }
+  }
 }
 
 export function ripgrepEngine(rgPath: string): SearchEngine {
@@ -210,9 +243,9 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
       if (request.literal) how.push('--fixed-strings');
       const globs = request.glob ? request.glob.split(',').map((g) => g.trim()).filter(Boolean) : [];
 
-      let candidates: string[];
+      const verify = new VerifyPass(rgPath, how, request);
       let firstTimedOut = false;
-      if (request.file) candidates = [request.file];
+      if (request.file) verify.add([request.file]);
       else {
         // First pass: which files match, walked from the pinned folder. rg opens what it walks
         // by path, so a subfolder or file swapped for a symlink meanwhile is followed: this
@@ -223,20 +256,33 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
         if (request.type) args.push('--type', request.type);
         args.push('--glob', '!.git/', ...denyGlobs(request.denyRead));
         args.push('--regexp', request.pattern, '--', '.');
+        // With a caller's glob the names wait for the listing of unignored files; else each full
+        // batch goes to the second pass at once.
+        const needsUnignored = globs.some((glob) => !glob.startsWith('!'));
         const found: string[] = [];
+        let named = 0;
         const search = runRg(rgPath, args, { folder: request.folder }, request.timeoutMs, request.signal, 0, (record) => {
           if (record.length > 0) found.push(record.startsWith('./') ? record.slice(2) : record);
-          return found.length < request.maxRecords;
+          if (!needsUnignored && found.length >= VERIFY_BATCH) {
+            named += found.length;
+            verify.add(found.splice(0));
+          }
+          return named + found.length < request.maxRecords;
         });
-        const needsUnignored = globs.some((glob) => !glob.startsWith('!'));
-        const [result, unignored] = await Promise.all([search, needsUnignored ? unignoredFiles(rgPath, request) : undefined]);
-        checkRgError(result, request.signal);
-        candidates = found.filter((path) => !unignored || unignored.paths.has(path));
+        let result: RunResult;
+        let unignored: Awaited<ReturnType<typeof unignoredFiles>> | undefined;
+        try {
+          [result, unignored] = await Promise.all([search, needsUnignored ? unignoredFiles(rgPath, request) : undefined]);
+          checkRgError(result, request.signal);
+        } catch (error) {
+          // The batches already queued still close what they opened.
+          await verify.finish().catch(() => undefined);
+          throw error;
+        }
+        verify.add(found.filter((path) => !unignored || unignored.paths.has(path)));
         firstTimedOut = result.timedOut || unignored?.timedOut === true;
       }
-      // Second pass: each candidate opened beneath the pinned folder without following any
-      // symlink, and searched again through its descriptor: only what that pass reads is returned.
-      const outcome = await verifyPass(rgPath, how, request, byFolder(candidates));
+      const outcome = await verify.finish();
       const timedOut = firstTimedOut || outcome.timedOut;
       return { files: outcome.files, complete: !timedOut && outcome.complete, timedOut };
     },
