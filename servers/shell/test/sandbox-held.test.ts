@@ -5,8 +5,10 @@ import { dirname, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SANDBOX_HELD_ENTRIES } from '@bulkhead/core';
 import { heldPaths, sweepPlaceholders } from '../src/run/held.js';
+import { bashPath as bashPathForTest } from '../src/run/executables.js';
 import { probeSandbox } from '../src/run/sandbox.js';
 import type { SandboxSpec } from '../src/run/types.js';
+import { startShell } from './helpers.js';
 import { runContained, startContained } from './sandbox-helpers.js';
 
 // Leases of this test's own (other servers of the user, running tests too, would hold its placeholders back).
@@ -235,5 +237,25 @@ describe.runIf(runs)('files that become code are read-only in the sandbox, exist
     expect(existsSync(join(root, '.mcp.json'))).toBe(true);
     sweepPlaceholders();
     expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('holds them for run_shell through the server, which says so in the output', async () => {
+    const h = await startShell({ files: { 'notes.txt': 'mine\n' } });
+    try {
+      const result = await h.call<{ exit_code: number }>('run_shell', { command: 'echo "{}" > .mcp.json; mkdir -p .claude/commands; echo "$ ok" > .envrc; echo fine >> notes.txt; cat notes.txt' });
+      expect(result.text.replace(/[‘’]/g, "'").split('\n').slice(0, 5)).toEqual([
+        `${bashPathForTest()}: line 1: .mcp.json: Is a directory`,
+        "mkdir: cannot create directory '.claude/commands': Read-only file system",
+        `${bashPathForTest()}: line 1: .envrc: Is a directory`,
+        'mine',
+        'fine',
+      ]);
+      // On the host: the empty placeholders (until 5 s after the last command), nothing the command wrote.
+      expect(readdirSync(h.ws.path('.mcp.json'))).toEqual([]);
+      expect(readdirSync(h.ws.path('.claude'))).toEqual([]);
+      expect(readFileSync(h.ws.path('notes.txt'), 'utf8')).toBe('mine\nfine\n');
+    } finally {
+      await h.close();
+    }
   });
 });
