@@ -62,6 +62,8 @@ export const PERSISTENCE_ENTRIES: readonly ProtectedEntry[] = [
   ...folders('.config/pip', '.pip'),
   ...files('.docker/config.json', '.kube/config', '.m2/settings.xml', '.mavenrc', '.gradle/gradle.properties'),
   ...folders('.gradle/init.d'),
+  // Keys and the configuration that runs programs (ssh's ProxyCommand and authorized_keys, gpg-agent's pinentry, aws's credential_process): secrets too, held in the sandbox as well.
+  ...folders('.ssh', '.gnupg', '.aws'),
   // Editors and terminal multiplexers that run commands from their start-up files.
   ...files('.vimrc', '.gvimrc', '.emacs', '.tmux.conf', '.screenrc'),
   // vim with `exrc` reads the current folder's .exrc.
