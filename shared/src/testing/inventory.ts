@@ -36,8 +36,48 @@ export function inventoryProblems(tools: readonly AnyToolDefinition<never>[], op
     for (const [key, field] of Object.entries(tool.input.shape as Record<string, z.ZodType>)) {
       if (!field.description) problems.push(`${name}: argument ${key} has no .describe()`);
     }
+    for (const where of unboundedFields(schema)) problems.push(`${name}: ${where}`);
   }
   return problems;
+}
+
+/** z.json(): any JSON value, whose size and depth the core checks before any schema. */
+function isFreeJson(node: Record<string, unknown>): boolean {
+  const options = node['anyOf'];
+  if (!Array.isArray(options)) return false;
+  const types = new Set(options.map((option) => (option as Record<string, unknown>)['type']));
+  return ['string', 'number', 'boolean', 'null', 'array', 'object'].every((type) => types.has(type));
+}
+
+/**
+ * Every string, array and record in an input JSON Schema without a bound (maxLength, maxItems,
+ * maxProperties): the places a huge argument would reach the tool. A string given by enum or
+ * const is bounded by its values. Free-form JSON (a schema that says nothing of its type) is
+ * bounded by the core's depth and size check, which runs before any schema.
+ */
+export function unboundedFields(schema: unknown, at = 'input'): string[] {
+  const found: string[] = [];
+  const walk = (node: unknown, path: string): void => {
+    if (!node || typeof node !== 'object') return;
+    const s = node as Record<string, unknown>;
+    const types = Array.isArray(s['type']) ? (s['type'] as unknown[]) : [s['type']];
+    if (types.includes('string') && s['maxLength'] === undefined && s['enum'] === undefined && s['const'] === undefined) found.push(`${path} is a string without maxLength (.max())`);
+    if (types.includes('array') && s['maxItems'] === undefined) found.push(`${path} is an array without maxItems (.max())`);
+    const extra = s['additionalProperties'];
+    if (isFreeJson(s)) return;
+    const names = s['propertyNames'] as Record<string, unknown> | undefined;
+    if (types.includes('object') && extra && typeof extra === 'object' && s['maxProperties'] === undefined && names?.['enum'] === undefined) {
+      found.push(`${path} is a record without maxProperties (a size check)`);
+    }
+    if (s['properties'] && typeof s['properties'] === 'object') for (const [key, inner] of Object.entries(s['properties'] as Record<string, unknown>)) walk(inner, `${path}.${key}`);
+    if (s['items']) walk(s['items'], `${path}[]`);
+    if (Array.isArray(s['prefixItems'])) s['prefixItems'].forEach((inner, i) => walk(inner, `${path}[${i}]`));
+    if (extra && typeof extra === 'object') walk(extra, `${path}{}`);
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(s[key])) (s[key] as unknown[]).forEach((inner) => walk(inner, path));
+    if (s['$defs'] && typeof s['$defs'] === 'object') for (const [key, inner] of Object.entries(s['$defs'] as Record<string, unknown>)) walk(inner, `${path}#${key}`);
+  };
+  walk(schema, at);
+  return found;
 }
 
 /** A stable, reviewable description of the public surface for snapshot tests. */

@@ -10,6 +10,7 @@ import { purgeAfter } from './entries.js';
 export const changeOptions = {
   expected_sha256: z
     .string()
+    .max(64)
     .regex(/^[0-9a-fA-F]{64}$/, 'a SHA-256 is 64 hex digits')
     .optional()
     .describe('Write only if the file on disk still has this SHA-256 (as returned by an earlier change); protects a concurrent change from being overwritten'),

@@ -9,6 +9,7 @@ import { decodeForEdit } from './text.js';
 export const entryChangeOptions = {
   expected_sha256: z
     .string()
+    .max(64)
     .regex(/^[0-9a-fA-F]{64}$/, 'a SHA-256 is 64 hex digits')
     .optional()
     .describe('Only if the entry is a file that still has this SHA-256; protects a concurrent change from being lost'),

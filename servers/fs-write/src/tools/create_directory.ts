@@ -6,7 +6,7 @@ import type { FsWriteCapabilities } from '../context.js';
 import { ADDITIVE_ANNOTATIONS } from '../lib/annotations.js';
 
 const input = z.strictObject({
-  path: z.string().describe('Folder to create, with any missing parents, relative to the first root'),
+  path: z.string().max(65_536).describe('Folder to create, with any missing parents, relative to the first root'),
   dry_run: z.boolean().default(false).describe('Say which folders would be created without creating them'),
 });
 

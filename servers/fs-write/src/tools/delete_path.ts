@@ -5,7 +5,7 @@ import { RELOCATE_ANNOTATIONS } from '../lib/annotations.js';
 import { checkEntryHash, entryChangeOptions, measureForChange, purgeAfter, removalPreview, restoreHint } from '../lib/entries.js';
 
 const input = z.strictObject({
-  path: z.string().describe('File, folder or symlink to delete, relative to the first root'),
+  path: z.string().max(65_536).describe('File, folder or symlink to delete, relative to the first root'),
   recursive: z.boolean().default(false).describe('Needed to delete a folder that is not empty, with everything in it'),
   ...entryChangeOptions,
 });

@@ -6,9 +6,9 @@ import { changeFile, changeOptions } from '../lib/change.js';
 import { applyTypedEdit, editableFile, editPlan, replacementsLabel } from '../lib/edits.js';
 
 const input = z.strictObject({
-  path: z.string().describe('File to edit, relative to the first root'),
-  old_string: z.string().describe('The exact text to replace, as it appears in the file (including indentation)'),
-  new_string: z.string().describe('The text to put in its place (taken literally: $ and \\ are not special)'),
+  path: z.string().max(65_536).describe('File to edit, relative to the first root'),
+  old_string: z.string().max(2 ** 30).describe('The exact text to replace, as it appears in the file (including indentation)'),
+  new_string: z.string().max(2 ** 30).describe('The text to put in its place (taken literally: $ and \\ are not special)'),
   replace_all: z.boolean().default(false).describe('Replace every occurrence; without it old_string must occur exactly once'),
   ...changeOptions,
 });

@@ -8,8 +8,8 @@ import { RELOCATE_ANNOTATIONS } from '../lib/annotations.js';
 import { checkEntryHash, entryChangeOptions, measureForChange, purgeAfter, restoreHint } from '../lib/entries.js';
 
 const input = z.strictObject({
-  source: z.string().describe('File, folder or symlink to move, relative to the first root'),
-  destination: z.string().describe('Its new path, relative to the first root (the full new path, not a folder to move it into)'),
+  source: z.string().max(65_536).describe('File, folder or symlink to move, relative to the first root'),
+  destination: z.string().max(65_536).describe('Its new path, relative to the first root (the full new path, not a folder to move it into)'),
   overwrite: z.boolean().default(false).describe('Replace an existing destination; what was there goes to the trash and can be restored'),
   ...entryChangeOptions,
 });

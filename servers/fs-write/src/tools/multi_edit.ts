@@ -8,12 +8,12 @@ import { applyTypedEdit, editableFile, editPlan, replacementsLabel } from '../li
 const MAX_EDITS = 200;
 
 const input = z.strictObject({
-  path: z.string().describe('File to edit, relative to the first root'),
+  path: z.string().max(65_536).describe('File to edit, relative to the first root'),
   edits: z
     .array(
       z.strictObject({
-        old_string: z.string().describe('The exact text to replace, in the content as the earlier edits left it'),
-        new_string: z.string().describe('The text to put in its place (taken literally)'),
+        old_string: z.string().max(2 ** 30).describe('The exact text to replace, in the content as the earlier edits left it'),
+        new_string: z.string().max(2 ** 30).describe('The text to put in its place (taken literally)'),
         replace_all: z.boolean().default(false).describe('Replace every occurrence'),
       }),
     )

@@ -5,8 +5,8 @@ import { changeFile, changeOptions } from '../lib/change.js';
 import { REWRITE_ANNOTATIONS } from '../lib/annotations.js';
 
 const input = z.strictObject({
-  path: z.string().describe('File to create or replace, relative to the first root'),
-  content: z.string().describe('The complete new content of the file'),
+  path: z.string().max(65_536).describe('File to create or replace, relative to the first root'),
+  content: z.string().max(2 ** 30).describe('The complete new content of the file'),
   ...changeOptions,
 });
 

@@ -10,7 +10,7 @@ const STAT_BATCH = 256;
 
 const input = z.strictObject({
   pattern: z.string().min(1).max(1000).describe('Glob such as "**/*.ts", "src/*.json" or "*.{js,mjs}"; "*" does not cross folders, "**" does'),
-  path: z.string().optional().describe('Folder to search in, relative to the first root (default: the root)'),
+  path: z.string().max(65_536).optional().describe('Folder to search in, relative to the first root (default: the root)'),
   include_ignored: z.boolean().default(false).describe('Also return files that .gitignore excludes'),
   hidden: z.boolean().default(false).describe('Also return hidden files (names starting with "."); a pattern that names them, like ".github/**", does this by itself'),
 });

@@ -9,10 +9,10 @@ import { pinFolder } from '../lib/beneath.js';
 const MAX_COLLECTED = 20_000;
 
 const input = z.strictObject({
-  pattern: z.string().min(1).describe('Regular expression (Rust regex syntax) to search for; a leading "-" is part of the pattern, never an option'),
-  path: z.string().optional().describe('File or folder to search, relative to the first root (default: the root)'),
-  glob: z.string().optional().describe('Only files matching this glob, .gitignore style ("*.ts", "src/**/*.tsx"); several separated by commas; "!*.lock" excludes'),
-  type: z.string().regex(/^[A-Za-z0-9_+-]+$/).optional().describe('Only files of this ripgrep type (ts, py, rust, go, js, md, …)'),
+  pattern: z.string().min(1).max(16_384).describe('Regular expression (Rust regex syntax) to search for; a leading "-" is part of the pattern, never an option'),
+  path: z.string().max(65_536).optional().describe('File or folder to search, relative to the first root (default: the root)'),
+  glob: z.string().max(4096).optional().describe('Only files matching this glob, .gitignore style ("*.ts", "src/**/*.tsx"); several separated by commas; "!*.lock" excludes'),
+  type: z.string().max(64).regex(/^[A-Za-z0-9_+-]+$/).optional().describe('Only files of this ripgrep type (ts, py, rust, go, js, md, …)'),
   output_mode: z
     .enum(['content', 'files_with_matches', 'count'])
     .default('files_with_matches')

@@ -8,7 +8,7 @@ import { Beneath, pinFolder, readPinned, type PinnedFolder } from '../lib/beneat
 const NOT_DESCENDED = new Set(['.git', 'node_modules']);
 
 const input = z.strictObject({
-  path: z.string().optional().describe('Folder to list, relative to the first root (default: the root)'),
+  path: z.string().max(65_536).optional().describe('Folder to list, relative to the first root (default: the root)'),
   depth: z.number().int().min(1).max(5).default(1).describe('How many levels to descend (1 = only this folder, at most 5)'),
 });
 

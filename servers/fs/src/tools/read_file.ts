@@ -5,7 +5,7 @@ import { SNIFF_BYTES, sniff } from '../lib/sniff.js';
 import { readTail, readWindow, type Window } from '../lib/lines.js';
 
 const input = z.strictObject({
-  path: z.string().describe('File to read: relative to the first root, or absolute inside a root'),
+  path: z.string().max(65_536).describe('File to read: relative to the first root, or absolute inside a root'),
   offset: z
     .number()
     .int()

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineMetaTool, lookup } from './meta-tool.js';
 
 const input = z.strictObject({
-  name: z.string().min(1).describe('The tool to call, as fs__read_file or fs:read_file (find names with tool_search)'),
+  name: z.string().min(1).max(200).describe('The tool to call, as fs__read_file or fs:read_file (find names with tool_search)'),
   arguments: z.record(z.string(), z.unknown()).default({}).describe("The tool's arguments, as its input schema describes them"),
 });
 

@@ -6,8 +6,8 @@ import { defineMetaTool, notesParagraph } from './meta-tool.js';
 const PAGE = 50;
 
 const input = z.strictObject({
-  namespace: z.string().optional().describe('Only this namespace (fs, git, web, …)'),
-  cursor: z.string().regex(/^\d+$/).optional().describe('The cursor the previous page gave, to read on'),
+  namespace: z.string().max(100).optional().describe('Only this namespace (fs, git, web, …)'),
+  cursor: z.string().max(20).regex(/^\d+$/).optional().describe('The cursor the previous page gave, to read on'),
 });
 
 export const listTools = defineMetaTool({

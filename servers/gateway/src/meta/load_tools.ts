@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineMetaTool, lookup } from './meta-tool.js';
 
 const input = z.strictObject({
-  names: z.array(z.string().min(1)).min(1).max(50).describe('Tools to bind for the rest of the session, as fs__read_file or fs:read_file'),
+  names: z.array(z.string().min(1).max(200)).min(1).max(50).describe('Tools to bind for the rest of the session, as fs__read_file or fs:read_file'),
 });
 
 export const loadTools = defineMetaTool({

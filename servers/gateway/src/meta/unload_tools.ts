@@ -3,7 +3,7 @@ import { qualifiedForm } from '@bulkhead/core';
 import { defineMetaTool } from './meta-tool.js';
 
 const input = z.strictObject({
-  names: z.array(z.string().min(1)).min(1).max(200).describe('Loaded tools to unbind, as fs__read_file or fs:read_file'),
+  names: z.array(z.string().min(1).max(200)).min(1).max(200).describe('Loaded tools to unbind, as fs__read_file or fs:read_file'),
 });
 
 export const unloadTools = defineMetaTool({

@@ -3,6 +3,7 @@ import { z } from 'zod';
 /** The `repo` argument every tool takes. */
 export const repoField = z
   .string()
+  .max(4096)
   .optional()
   .describe('The repository: a folder inside the roots, relative to the first root or absolute (default: the first root); its .git may be in a folder above');
 

@@ -8,9 +8,9 @@ import { repoField, repoPathDescription } from '../lib/fields.js';
 
 const ZERO_ID = /^(0{40}|0{64})$/;
 
-const path = z.string().describe(`The file, ${repoPathDescription}`);
+const path = z.string().max(4096).describe(`The file, ${repoPathDescription}`);
 const fileChange = z.union([
-  z.strictObject({ path, content: z.string().describe('The complete new content of the file (UTF-8)') }),
+  z.strictObject({ path, content: z.string().max(2 ** 30).describe('The complete new content of the file (UTF-8; at most changeset_max_file_bytes)') }),
   z.strictObject({ path, delete: z.literal(true).describe('Remove the file') }),
 ]);
 
@@ -21,9 +21,10 @@ const input = z.strictObject({
   message: z.string().min(1).max(100_000).describe('The commit message'),
   expected_head: z
     .string()
+    .max(1024)
     .describe('The commit the branch is at now (full or short hash): the commit is made only if the branch is still there. With create: the commit to start the branch from, or 0000000000000000000000000000000000000000 for a first commit with no parent'),
   create: z.boolean().optional().describe('Create the branch; it must not exist yet'),
-  author: z.string().optional().describe('Author as "Name <email>" (default: the committer of git_policy.yaml)'),
+  author: z.string().max(1000).optional().describe('Author as "Name <email>" (default: the committer of git_policy.yaml)'),
 });
 
 const output = z.object({

@@ -8,8 +8,8 @@ import { repoField, repoPathDescription } from '../lib/fields.js';
 
 const input = z.strictObject({
   repo: repoField,
-  path: z.string().describe(`The file, ${repoPathDescription}`),
-  rev: z.string().optional().describe('Blame the file as it is at this commit (default HEAD; uncommitted changes are not blamed)'),
+  path: z.string().max(4096).describe(`The file, ${repoPathDescription}`),
+  rev: z.string().max(1024).optional().describe('Blame the file as it is at this commit (default HEAD; uncommitted changes are not blamed)'),
   start_line: z.number().int().min(1).optional().describe('First line to blame (default 1)'),
   end_line: z.number().int().min(1).optional().describe('Last line to blame (default: 2000 lines from start_line, or the end of the file)'),
 });

@@ -6,10 +6,10 @@ import { repoField, repoPathDescription } from '../lib/fields.js';
 
 const input = z.strictObject({
   repo: repoField,
-  from: z.string().optional().describe('Compare from this commit (branch, tag, hash, HEAD~1); without to, against the working tree (or the index with staged)'),
-  to: z.string().optional().describe('Compare up to this commit; needs from'),
+  from: z.string().max(1024).optional().describe('Compare from this commit (branch, tag, hash, HEAD~1); without to, against the working tree (or the index with staged)'),
+  to: z.string().max(1024).optional().describe('Compare up to this commit; needs from'),
   staged: z.boolean().optional().describe('Show what is staged: the index against HEAD (or against from)'),
-  path: z.string().optional().describe(`Only this file or folder, ${repoPathDescription}`),
+  path: z.string().max(4096).optional().describe(`Only this file or folder, ${repoPathDescription}`),
   context_lines: z.number().int().min(0).max(100).optional().describe('Unchanged lines around each change (default 3)'),
   stat_only: z.boolean().optional().describe('Only the list of files with +added −deleted counts, no patches'),
 });

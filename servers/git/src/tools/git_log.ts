@@ -7,12 +7,12 @@ import { logRange } from '../lib/revisions.js';
 
 const input = z.strictObject({
   repo: repoField,
-  rev: z.string().optional().describe('Where to start: a branch, tag, commit or HEAD~3, or a range main..feature (default HEAD)'),
-  path: z.string().optional().describe(`Only commits that touch this file or folder, ${repoPathDescription}`),
-  since: z.string().optional().describe('Only commits after this date: 2024-05-01, "2 weeks ago"'),
-  until: z.string().optional().describe('Only commits before this date'),
-  author: z.string().optional().describe('Only commits whose author name or email matches this extended regular expression'),
-  grep: z.string().optional().describe('Only commits whose message matches this extended regular expression (fix|bug)'),
+  rev: z.string().max(1024).optional().describe('Where to start: a branch, tag, commit or HEAD~3, or a range main..feature (default HEAD)'),
+  path: z.string().max(4096).optional().describe(`Only commits that touch this file or folder, ${repoPathDescription}`),
+  since: z.string().max(200).optional().describe('Only commits after this date: 2024-05-01, "2 weeks ago"'),
+  until: z.string().max(200).optional().describe('Only commits before this date'),
+  author: z.string().max(1000).optional().describe('Only commits whose author name or email matches this extended regular expression'),
+  grep: z.string().max(1000).optional().describe('Only commits whose message matches this extended regular expression (fix|bug)'),
   max_count: z.number().int().min(1).max(10_000).optional().describe('How many commits to show (default 50, at most 500)'),
   skip: z.number().int().min(0).max(1_000_000_000).optional().describe('Commits to skip first, for the next page (the footer gives it)'),
 });

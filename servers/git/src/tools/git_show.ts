@@ -7,7 +7,7 @@ import { repoField } from '../lib/fields.js';
 
 const input = z.strictObject({
   repo: repoField,
-  rev: z.string().describe('The commit to show: a hash, branch, tag or HEAD~2'),
+  rev: z.string().max(1024).describe('The commit to show: a hash, branch, tag or HEAD~2'),
   context_lines: z.number().int().min(0).max(100).optional().describe('Unchanged lines around each change (default 3)'),
 });
 

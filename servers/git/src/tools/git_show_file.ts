@@ -10,8 +10,8 @@ const COUNT_TOTAL_MAX_BYTES = 32 * 1024 * 1024;
 
 const input = z.strictObject({
   repo: repoField,
-  rev: z.string().describe('The commit to read the file at: a hash, branch, tag or HEAD~3'),
-  path: z.string().describe(`The file, ${repoPathDescription}`),
+  rev: z.string().max(1024).describe('The commit to read the file at: a hash, branch, tag or HEAD~3'),
+  path: z.string().max(4096).describe(`The file, ${repoPathDescription}`),
   offset: z
     .number()
     .int()

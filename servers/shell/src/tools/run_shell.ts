@@ -7,7 +7,7 @@ import { commandLaunch, completedRecord, completedText, runToCompletion } from '
 
 export const runShellInput = z.strictObject({
   command: z.string().min(1).max(100_000).describe('A bash command line; pipes, lists and redirects are parsed and tiered by risk before it runs'),
-  cwd: z.string().min(1).optional().describe('Folder to run in, inside the roots (default: the first root)'),
+  cwd: z.string().min(1).max(65_536).optional().describe('Folder to run in, inside the roots (default: the first root)'),
   timeout_ms: z.number().int().min(100).max(600_000).optional().describe('Stop the command after this long (default 120000, at most limits.max_timeout_ms)'),
   run_in_background: z.boolean().default(false).describe('Return a task id (bash_<n>) at once; read the output with task_output, wait with wait_task, stop with shell_kill'),
   description: z.string().max(200).optional().describe('A few words saying what the command is for (shown in list_tasks)'),
