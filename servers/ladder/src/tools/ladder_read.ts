@@ -5,8 +5,8 @@ import type { RungReading } from '../ladder/ladder.js';
 
 const input = z.strictObject({
   repo: repoField,
-  path: z.string().min(1).describe('_repo, a directory (src), a file (src/index.js), _release/<tag> or _changeset/<id>'),
-  commit: z.string().min(1).optional().describe('Measure freshness at this commit, branch or tag (default HEAD)'),
+  path: z.string().min(1).max(4096).describe('_repo, a directory (src), a file (src/index.js), _release/<tag> or _changeset/<id>'),
+  commit: z.string().min(1).max(1024).optional().describe('Measure freshness at this commit, branch or tag (default HEAD)'),
 });
 
 const output = z.object({ reading: z.custom<RungReading>().describe('{repo, path, checkedAt, rung (or null when unwritten), freshness, children: [{path, kind, summary, revision, freshness}]}') });

@@ -5,7 +5,7 @@ import { UNWRITTEN_RELEASES_MAX_TAGS, type LadderTree } from '../ladder/ladder.j
 
 const input = z.strictObject({
   repo: repoField,
-  commit: z.string().min(1).optional().describe('Measure freshness at this commit, branch or tag (default HEAD)'),
+  commit: z.string().min(1).max(1024).optional().describe('Measure freshness at this commit, branch or tag (default HEAD)'),
 });
 
 const output = z.object({ tree: z.custom<LadderTree>().describe('{repo, checkedAt, rungs: [{path, kind, summary, revision, commit, author, writtenAt, freshness}], unwritten: [{path, kind: repo|directory|file|release}], unwrittenReleasesTruncated, counts}') });

@@ -5,9 +5,9 @@ import { RUNG_KINDS } from '../ladder/rung-paths.js';
 import type { Rung } from '../store/rungs.js';
 
 const rung = z.strictObject({
-  path: z.string().min(1).describe('_repo, a directory (src), a file (src/index.js), _release/<tag> or _changeset/<id>'),
+  path: z.string().min(1).max(4096).describe('_repo, a directory (src), a file (src/index.js), _release/<tag> or _changeset/<id>'),
   kind: z.enum(RUNG_KINDS).describe('What the path is'),
-  commit: z.string().min(1).describe('The commit the summary describes (hash, branch, tag or HEAD); the path must exist there'),
+  commit: z.string().min(1).max(1024).describe('The commit the summary describes (hash, branch, tag or HEAD); the path must exist there'),
   summary: z.string().min(1).max(SUMMARY_MAX_CHARS).describe('A short summary'),
   body: z.string().max(BODY_MAX_CHARS).optional().describe('The longer text'),
   expected_revision: z.number().int().min(0).optional().describe('The revision you read (0 for a rung not written yet); the write fails if someone wrote since'),
