@@ -180,6 +180,12 @@ function sameFile(expected: ExpectedFile, stat: Stats | undefined): boolean {
 export interface WriteOptions {
   /** Journal of the hidden files this write creates, so that a kill -9 leaves nothing a restart does not sweep. */
   readonly inFlight?: InFlight;
+  /**
+   * Work that must be done before the new content is put in place (keeping the old version in
+   * the trash), run alongside the writing of the temp file, so their two syncs overlap; if it
+   * fails, nothing is replaced.
+   */
+  readonly before?: Promise<unknown>;
 }
 
 export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Array, shownAs: string, expected?: ExpectedFile, options: WriteOptions = {}): Promise<WriteResult> {
@@ -205,6 +211,7 @@ export async function writeFileSafely(path: ConfinedPath, data: string | Uint8Ar
       } finally {
         await handle.close();
       }
+      if (options.before) await options.before;
       if (!existing) {
         await fsp.link(folder.at(temp), folder.at(name)).catch((error: NodeJS.ErrnoException) => {
           if (error.code === 'EEXIST') throw new ToolError(`${shownAs} appeared while it was being created; nothing was written`, 'conflict');

@@ -62,13 +62,19 @@ export async function changeFile(
       return textReply(`Dry run: would ${current.exists ? 'update' : 'create'} ${shownAs} (${planned.summary}; ${counts}); nothing was written.\n${fenced}`);
     }
     const made = current.exists ? [] : await createParents(ctx, entry, request.path);
-    const kept: TrashManifest | undefined = current.exists ? await ctx.trash.keep(entry, shownAs, current.bytes, current.stat) : undefined;
+    // The old version goes into the trash while the new content is written; it is there before the rename.
+    const keeping: Promise<TrashManifest> | undefined = current.exists ? ctx.trash.keep(entry, shownAs, current.bytes, current.stat) : undefined;
+    keeping?.catch(() => undefined);
     const expected = current.exists ? expectedFromStat(current.stat) : ({ kind: 'absent' } as const);
-    const written = await writeFileSafely(entry, planned.bytes, shownAs, expected, { inFlight: ctx.trash.inFlight }).catch(async (error: unknown) => {
+    const written = await writeFileSafely(entry, planned.bytes, shownAs, expected, { inFlight: ctx.trash.inFlight, ...(keeping ? { before: keeping } : {}) }).catch(async (error: unknown) => {
       await removeEmptyFolders(made);
+      const kept = await keeping?.catch(() => undefined);
       if (kept) await ctx.trash.discard(kept.id).catch(() => undefined);
+      // A version that could not be kept is the reason, whatever the write then said.
+      if (keeping) await keeping;
       throw error;
     });
+    const kept = await keeping;
     const headline = `${written.created ? 'Created' : 'Updated'} ${shownAs} (${planned.summary}; ${counts}; ${formatBytes(planned.bytes.length)}; sha256 ${sha256Hex(planned.bytes)})`;
     // After the diff, where a reply cut to its head and tail still shows it.
     const after = kept ? [keptHint(kept, shownAs), ...(await purgeAfter(ctx, kept, { whenDue: true }))] : [];
