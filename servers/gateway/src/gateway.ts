@@ -22,6 +22,7 @@ import {
   gateMiddleware,
   limitMiddleware,
   parseArguments,
+  checkArgumentBounds,
   parseToolPattern,
   toJsonSchema,
   validateMiddleware,
@@ -221,7 +222,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   }
 
   const composeDownstreamChain = (entry: CatalogEntry, gate: GateMode) => {
-    const validate = (state: CallState) => validator.validate(entry.qualified, entry.tool, state.rawArgs);
+    const validate = (state: CallState) => {
+      // Depth and size first: a downstream JSON Schema walk recurses like zod does.
+      checkArgumentBounds(state.rawArgs, entry.qualified, { maxBytes: MAX_CHILD_MESSAGE_BYTES });
+      return validator.validate(entry.qualified, entry.tool, state.rawArgs);
+    };
     const steps: (Middleware<CallState> | undefined)[] = [
       auditor.middleware(),
       validateMiddleware(validate),
@@ -286,7 +291,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       tool,
       compose<MetaCallState>([
         auditor.middleware(),
-        validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName)),
+        validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName, { maxBytes: MAX_CHILD_MESSAGE_BYTES })),
         errorMiddleware,
         async (state) => {
           state.decision = 'meta';
