@@ -16,6 +16,9 @@ const HOSTILE = {
   quoted: '"q.txt"',
 } as const;
 
+/** Names shaped like list_files' own tree syntax. */
+const TREE_LIKE = ['  passwd (1 KiB)', 'x -> ..', 'note (outside the roots)', 'trailing '];
+
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
 
 describe('textName (core)', () => {
@@ -114,6 +117,13 @@ for (const engine of ['ripgrep', 'builtin'] as const) {
       expect(RAW.test(result.text)).toBe(false);
       expect(lines).toContain('  "c\\u202etxt.exe" (11 B)');
       expect(lines).toContain('    "c\\u202etxt.exe" (13 B)');
+    });
+
+    it('list_files quotes names shaped like its tree: an indent, an arrow, a trailing note', async () => {
+      for (const name of TREE_LIKE) fs.ws.write(`tree/${name}`, 'x');
+      const result = await fs.call('list_files', { path: 'tree' });
+      const lines = result.text.split('\n');
+      expect(lines.slice(1).sort()).toEqual(TREE_LIKE.map((name) => `  ${JSON.stringify(name)} (1 B)`).sort());
     });
 
     it('read_file shows a hostile name quoted and reads it by its real name', async () => {

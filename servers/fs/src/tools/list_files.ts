@@ -7,6 +7,13 @@ import { Beneath, pinFolder, readPinned, type PinnedFolder } from '../lib/beneat
 
 const NOT_DESCENDED = new Set(['.git', 'node_modules']);
 
+/**
+ * What a name may not look like in the tree besides what textName quotes anyway: leading or
+ * trailing white space (it would fake a depth), " -> " (a symlink) or a trailing "(…)" (a size or
+ * a note), so "  passwd (1 KiB)" cannot pass for an entry of a folder it is not in.
+ */
+const TREE_SYNTAX = /^\s|\s$| -> |\)$|\/$/;
+
 const input = z.strictObject({
   path: z.string().max(65_536).optional().describe('Folder to list, relative to the first root (default: the root)'),
   depth: z.number().int().min(1).max(5).default(1).describe('How many levels to descend (1 = only this folder, at most 5)'),
@@ -49,7 +56,7 @@ export const listFiles = defineTool<FsCapabilities, typeof input>({
         entries.sort(byKindThenName);
         const indent = '  '.repeat(level);
         for (const entry of entries.slice(0, maxEntries)) {
-          const shown = textName(entry.name);
+          const shown = textName(entry.name, TREE_SYNTAX);
           const info = beneath.lstat(entry.name);
           if (info === undefined) {
             out.push(`${indent}${shown} (gone)`);
