@@ -78,6 +78,7 @@ export const actorField = idSchemas.principal.optional().describe('Your own iden
 /** A lane by id, or `_repo`: the repository's standing lane, as zz's clients name it. */
 export const laneRef = z
   .string()
+  .max(15)
   .regex(/^(lane-[0-9a-f]{10}|_repo)$/, `a lane id looks like lane-0123456789, or ${REPO_LANE} for the repository's standing lane`);
 
 /** `repo` of a call: optional, the server's default repository when absent. */

@@ -27,8 +27,8 @@ export type Role = (typeof ROLES)[number];
 
 /** 0 is the most urgent. */
 const priority = z.number().int().min(0).max(9);
-const laneId = z.string().regex(/^lane-[0-9a-f]{10}$/, 'a lane id looks like lane-0123456789');
-const askId = z.string().regex(/^ask-[0-9a-f]{10}$/, 'an ask id looks like ask-0123456789');
+const laneId = z.string().max(15).regex(/^lane-[0-9a-f]{10}$/, 'a lane id looks like lane-0123456789');
+const askId = z.string().max(14).regex(/^ask-[0-9a-f]{10}$/, 'an ask id looks like ask-0123456789');
 const repo = z.string().min(1).max(200);
 const principal = z.string().min(1).max(200);
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { TaskInfo } from '../tasks/task-info.js';
 import { formatDuration } from './outcome.js';
 
-export const taskIdInput = z.string().regex(/^bash_[1-9][0-9]{0,8}$/, 'is a task id such as bash_3 (list_tasks shows them)').describe('The task id run_shell returned (bash_<n>)');
+export const taskIdInput = z.string().max(14).regex(/^bash_[1-9][0-9]{0,8}$/, 'is a task id such as bash_3 (list_tasks shows them)').describe('The task id run_shell returned (bash_<n>)');
 
 export const taskRecordSchema = z.object({
   task_id: z.string(),
