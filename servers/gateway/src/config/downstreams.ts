@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import type { DownstreamSpec } from '../downstream/downstream.js';
-import { BUILTIN_NAMESPACES, type GatewayConfig, type ServerEntry } from './schema.js';
+import { BUILTIN_NAMESPACES, TRUST_GRANTS, type GatewayConfig, type ServerEntry, type TrustGrant } from './schema.js';
 
 const require = createRequire(import.meta.url);
 
@@ -36,6 +36,13 @@ function childEnv(extra: Record<string, string>): Record<string, string> {
   return { ...env, ...extra };
 }
 
+/** The grants of an entry's `trust`: `all` is every one. */
+export function trustOf(entry: ServerEntry): ReadonlySet<TrustGrant> {
+  const trust = entry.trust;
+  if (trust === 'all') return new Set(TRUST_GRANTS);
+  return new Set(typeof trust === 'string' ? [trust] : trust);
+}
+
 export function resolveDownstreams(config: GatewayConfig, roots: readonly string[], controlDir: string): ResolvedDownstreams {
   const specs: DownstreamSpec[] = [];
   const problems: string[] = [];
@@ -43,13 +50,14 @@ export function resolveDownstreams(config: GatewayConfig, roots: readonly string
   for (const [namespace, entry] of Object.entries(config.servers) as [string, ServerEntry][]) {
     if (!entry.enabled) continue;
     const timeout = entry.start_timeout_ms !== undefined ? { startTimeoutMs: entry.start_timeout_ms } : {};
+    const trust = trustOf(entry);
     if (entry.url) {
-      specs.push({ kind: 'http', namespace, url: entry.url, headers: entry.headers, ...timeout });
+      specs.push({ kind: 'http', namespace, url: entry.url, headers: entry.headers, trust, ...timeout });
       continue;
     }
     const cwd = entry.cwd ? resolve(roots[0]!, entry.cwd) : roots[0]!;
     if (entry.command) {
-      specs.push({ kind: 'stdio', namespace, child: { command: entry.command, args: entry.args, env: childEnv(entry.env), cwd }, ...timeout });
+      specs.push({ kind: 'stdio', namespace, child: { command: entry.command, args: entry.args, env: childEnv(entry.env), cwd }, trust, ...timeout });
       continue;
     }
     if (!isBuiltin(namespace)) {
@@ -63,7 +71,7 @@ export function resolveDownstreams(config: GatewayConfig, roots: readonly string
     }
     builtins.add(namespace);
     const args = [cli, ...roots.flatMap((root) => ['--root', root]), '--config', controlDir, '--gated-by-gateway', ...entry.args];
-    specs.push({ kind: 'stdio', namespace, child: { command: process.execPath, args, env: childEnv(entry.env), cwd }, builtin: true, ...timeout });
+    specs.push({ kind: 'stdio', namespace, child: { command: process.execPath, args, env: childEnv(entry.env), cwd }, builtin: true, trust: new Set(TRUST_GRANTS), ...timeout });
   }
   return { specs, problems, builtins };
 }

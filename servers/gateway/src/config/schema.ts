@@ -4,6 +4,15 @@ import { AUTONOMY_LEVELS } from '@bulkhead/core';
 export const GATEWAY_CONFIG_FILE = 'bulkhead.yaml';
 export const TOOL_POLICY_FILE = 'tool_policy.yaml';
 
+/**
+ * What a user may trust a third-party server with, each granted per server in bulkhead.yaml:
+ * annotations (its readOnlyHint may lower the risk tier), descriptions (not scanned or
+ * quarantined as suspicious), results (not wrapped as untrusted content or redacted), paths (its
+ * path-like arguments skip the default deny of the protected set). Built-ins have every grant.
+ */
+export const TRUST_GRANTS = ['annotations', 'descriptions', 'results', 'paths'] as const;
+export type TrustGrant = (typeof TRUST_GRANTS)[number];
+
 /** The compartments Bulkhead ships, by namespace. */
 export const BUILTIN_NAMESPACES = ['fs', 'fs_write', 'shell', 'web', 'git', 'ladder'] as const;
 
@@ -17,6 +26,10 @@ const serverEntry = z
     url: z.url().optional().describe('Streamable HTTP endpoint of a remote server'),
     headers: z.record(z.string(), z.string()).default({}).describe('HTTP headers for the remote server (an Authorization header, say)'),
     start_timeout_ms: z.number().int().min(100).max(600_000).optional().describe('This server\'s own start_timeout_ms (default: the top-level one)'),
+    trust: z
+      .union([z.enum([...TRUST_GRANTS, 'all']), z.array(z.enum(TRUST_GRANTS))])
+      .default([])
+      .describe('What this third-party server is trusted with: annotations, descriptions, results, paths (one, a list, or all); none by default'),
   })
   .refine((entry) => !(entry.command && entry.url), { message: 'give either command (stdio) or url (HTTP), not both' });
 

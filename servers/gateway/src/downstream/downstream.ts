@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { redactText, ToolError } from '@bulkhead/core';
+import type { TrustGrant } from '../config/schema.js';
 import { ChildProcessTransport, type ChildSpec } from './child-transport.js';
 
 export type DownstreamSpec = (
@@ -13,6 +14,8 @@ export type DownstreamSpec = (
   readonly startTimeoutMs?: number;
   /** A compartment Bulkhead ships (its tools switch on and off in `<namespace>_policy.yaml`). */
   readonly builtin?: boolean;
+  /** What the user trusts this server with (bulkhead.yaml `trust`); a built-in has every grant. */
+  readonly trust: ReadonlySet<TrustGrant>;
 };
 
 export interface RestartPolicy {
