@@ -13,3 +13,4 @@ export * from './kit/index.js';
 export * from './transport/index.js';
 export * from './net/index.js';
 export * from './processes.js';
+export * from './untrusted/index.js';

@@ -1,11 +1,10 @@
 import { STATUS_CODES } from 'node:http';
 import { z } from 'zod';
-import { defineTool, structuredReply, ToolError } from '@bulkhead/core';
+import { defineTool, structuredReply, ToolError, defuseUntrusted, wrapUntrusted } from '@bulkhead/core';
 import type { WebCapabilities } from '../context.js';
 import { decodeBody, isHtml, isJson, isTextual, parseContentType, cleanContentType, prettyJson, refuseBinary, shownType } from '../lib/content.js';
 import { guardedFetch } from '../lib/fetch.js';
 import { pageText, textPageFooter } from '../lib/paging.js';
-import { defuseUntrusted, wrapUntrusted } from '../lib/untrusted.js';
 
 const input = z.strictObject({
   url: z.string().min(1).max(8192).describe('The http or https URL to fetch'),

@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { defineTool, structuredReply } from '@bulkhead/core';
+import { defineTool, structuredReply, markUntrusted } from '@bulkhead/core';
 import type { WebCapabilities } from '../context.js';
 import { dedupeHits } from '../lib/search/dedupe.js';
 import { searchProvider, type SearchHit } from '../lib/search/providers.js';
-import { markUntrusted } from '../lib/untrusted.js';
 import { SEARCH_PROVIDERS } from '../policy.js';
 
 /** A results page is small; a provider that sends more than this is cut here, whatever the fetch limit. */

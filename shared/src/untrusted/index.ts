@@ -1,0 +1,2 @@
+export * from './neutralize.js';
+export * from './wrap.js';
