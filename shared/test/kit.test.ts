@@ -19,7 +19,9 @@ import {
   type ToolServer,
   type ToolServerSpec,
 } from '@bulkhead/core';
-import { LoggingMessageNotificationSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { ElicitRequestSchema, LoggingMessageNotificationSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { connectInProcess, tempWorkspace, type ConnectedClient, type TempWorkspace } from '@bulkhead/core/testing';
 
 interface DemoCaps {
@@ -44,9 +46,26 @@ const touch = defineTool<DemoCaps, z.ZodObject<{ name: z.ZodString }>>({
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   risk: 'medium',
   subjectArg: 'name',
+  preview: async (args) => {
+    if (args.name === 'unpreviewable') throw new ToolError('cannot tell what unpreviewable would do');
+    return `would record ${args.name}\nand nothing else`;
+  },
   run: async (args, ctx) => {
     ctx.effects.push(args.name);
     return textReply(`touched ${args.name}`);
+  },
+});
+
+const label = defineTool<DemoCaps, z.ZodObject<{ fields: z.ZodRecord<z.ZodString, z.ZodString> }>>({
+  name: 'label',
+  title: 'Label',
+  description: 'Records many named fields, standing in for a tool with open-ended arguments.',
+  input: z.strictObject({ fields: z.record(z.string(), z.string()).describe('the fields to record') }),
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  risk: 'medium',
+  run: async (args, ctx) => {
+    ctx.effects.push(`label ${Object.keys(args.fields).length}`);
+    return textReply('labelled');
   },
 });
 
@@ -120,7 +139,7 @@ async function start(options: { permissions?: string; policy?: unknown; receipts
   const server = createToolServer<DemoCaps>({
     namespace: 'demo',
     version: '1.0.0',
-    tools: [echo, touch, slow, big, many, boom],
+    tools: [echo, touch, slow, big, many, boom, label],
     policy: serverPolicySchema(true, {}).parse(options.policy ?? {}),
     capabilities: { effects },
     controlDir,
@@ -131,7 +150,7 @@ async function start(options: { permissions?: string; policy?: unknown; receipts
   });
   servers.push(server);
   connected = await connectInProcess(server, options.elicit ? { elicit: options.elicit } : {});
-  return { client: connected.client, controlDir, auditFile: join(controlDir, 'audit', 'demo.jsonl') };
+  return { client: connected.client, server, controlDir, auditFile: join(controlDir, 'audit', 'demo.jsonl') };
 }
 
 const text = (result: unknown) => ((result as { content: { text: string }[] }).content ?? []).map((c) => c.text).join('\n');
@@ -141,9 +160,9 @@ describe('registration is the switch', () => {
   it('does not list or run a disabled tool', async () => {
     const { client } = await start({ policy: { tools: { touch: { enabled: false } } } });
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(['echo', 'slow', 'big', 'many', 'boom']);
+    expect(names).toEqual(['echo', 'slow', 'big', 'many', 'boom', 'label']);
     await expect(client.callTool({ name: 'touch', arguments: { name: 'x' } })).rejects.toThrow(
-      'MCP error -32602: Unknown tool touch. Available tools: echo, slow, big, many, boom.',
+      'MCP error -32602: Unknown tool touch. Available tools: echo, slow, big, many, boom, label.',
     );
     expect(effects).toEqual([]);
   });
@@ -164,7 +183,7 @@ describe('registration is the switch', () => {
       decision: 'none',
       outcome: 'error',
       args: { name: 'x', password: '[REDACTED]' },
-      error: 'Unknown tool touch. Available tools: echo, slow, big, many, boom.',
+      error: 'Unknown tool touch. Available tools: echo, slow, big, many, boom, label.',
     });
   });
 
@@ -202,25 +221,162 @@ describe('permission gate', () => {
     expect(auditLines(auditFile).at(-1)).toMatchObject({ tool: 'demo:touch', decision: 'deny', outcome: 'denied' });
   });
 
-  it('runs an ask the human accepts through elicitation', async () => {
+  it('runs an ask the human allows once, showing the arguments and the tool\'s preview', async () => {
     const messages: string[] = [];
     const { client, auditFile } = await start({
       elicit: (message) => {
         messages.push(message);
-        return { action: 'accept', content: { approve: true } };
+        return { action: 'accept', content: { decision: 'once' } };
       },
     });
     expect(text(await client.callTool({ name: 'touch', arguments: { name: 'doc' } }))).toBe('touched doc');
-    expect(effects).toEqual(['doc']);
-    expect(messages[0]).toContain('Allow demo:touch?\nArguments: {"name":"doc"}');
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'again' } }))).toBe('touched again');
+    expect(effects).toEqual(['doc', 'again']);
+    expect(messages).toHaveLength(2);
+    expect(messages[0]!.replaceAll(ws.root, '<ws>')).toBe(
+      [
+        'Allow demo:touch?',
+        'Asked because: demo:touch is medium risk and autonomy is supervised (the default; there is no <ws>/.bulkhead/permissions.yaml).',
+        '',
+        'Arguments (1 value; every key is listed here):',
+        '  name (string): "doc"',
+        '',
+        "What will happen (the tool's preview):",
+        '  would record doc',
+        '  and nothing else',
+        '',
+        'These are the whole arguments (secrets redacted).',
+      ].join('\n'),
+    );
+    expect(auditLines(auditFile).map((line) => line.decision)).toEqual(['ask:approved', 'ask:approved']);
+  });
+
+  it('offers allow once, allow for this session and deny as one choice', async () => {
+    const { server } = await start();
+    const schemas: unknown[] = [];
+    const other = new Client({ name: 'schema-check', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    other.setRequestHandler(ElicitRequestSchema, async (request) => {
+      schemas.push(request.params.mode === 'url' ? undefined : request.params.requestedSchema);
+      return { action: 'decline' };
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await other.connect(clientSide);
+    expect(text(await other.callTool({ name: 'touch', arguments: { name: 'doc' } }))).toBe('Permission denied: the user declined demo:touch. Nothing was run.');
+    await other.close();
+    expect(schemas).toEqual([
+      {
+        type: 'object',
+        properties: {
+          decision: {
+            type: 'string',
+            title: 'Run demo:touch?',
+            oneOf: [
+              { const: 'once', title: 'Allow once' },
+              { const: 'session', title: 'Allow this tool for the rest of this session' },
+              { const: 'deny', title: 'Deny' },
+            ],
+          },
+        },
+        required: ['decision'],
+      },
+    ]);
+    expect(effects).toEqual([]);
+  });
+
+  it('still takes the approve checkbox of earlier versions as allow once', async () => {
+    const { client, auditFile } = await start({ elicit: () => ({ action: 'accept', content: { approve: true } }) });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'doc' } }))).toBe('touched doc');
     expect(auditLines(auditFile).at(-1)).toMatchObject({ decision: 'ask:approved', outcome: 'ok' });
   });
 
-  it('runs nothing when the human declines or leaves approve unticked', async () => {
-    const { client } = await start({ elicit: () => ({ action: 'accept', content: { approve: false } }) });
-    const result = await client.callTool({ name: 'touch', arguments: { name: 'doc' } });
-    expect(text(result)).toBe('Permission denied: the user declined demo:touch. Nothing was run.');
+  it('runs later calls of a tool allowed for the session without asking, in that session only', async () => {
+    let asked = 0;
+    const elicit = (): ElicitResult => {
+      asked++;
+      return { action: 'accept', content: { decision: 'session' } };
+    };
+    const { client, server, auditFile } = await start({ elicit });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'one' } }))).toBe('touched one');
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'two, other arguments' } }))).toBe('touched two, other arguments');
+    expect(asked).toBe(1);
+    // Another tool that asks is still asked about.
+    expect(text(await client.callTool({ name: 'label', arguments: { fields: { a: 'b' } } }))).toBe('labelled');
+    expect(asked).toBe(2);
+    const second = await connectInProcess(server, { elicit: () => ({ action: 'decline' }) });
+    expect(text(await second.client.callTool({ name: 'touch', arguments: { name: 'three' } }))).toBe('Permission denied: the user declined demo:touch. Nothing was run.');
+    await second.close();
+    expect(effects).toEqual(['one', 'two, other arguments', 'label 1']);
+    expect(auditLines(auditFile).map((line) => [line.tool, line.decision, line.outcome])).toEqual([
+      ['demo:touch', 'ask:session', 'ok'],
+      ['demo:touch', 'allow:session', 'ok'],
+      ['demo:label', 'ask:session', 'ok'],
+      ['demo:touch', 'ask:declined', 'denied'],
+    ]);
+  });
+
+  it('never lets a session allow pass a deny', async () => {
+    let asked = 0;
+    const { client } = await start({
+      permissions: 'deny:\n  - demo:touch(rm*)\n',
+      elicit: () => {
+        asked++;
+        return { action: 'accept', content: { decision: 'session' } };
+      },
+    });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'fine' } }))).toBe('touched fine');
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'rm -rf' } }))).toContain('Permission denied: demo:touch is denied by');
+    expect(effects).toEqual(['fine']);
+    expect(asked).toBe(1);
+  });
+
+  it('runs nothing when the human declines, denies, leaves approve unticked or answers something else', async () => {
+    const answers: ElicitResult[] = [
+      { action: 'decline' },
+      { action: 'cancel' },
+      { action: 'accept', content: { decision: 'deny' } },
+      { action: 'accept', content: { approve: false } },
+      { action: 'accept', content: { decision: 'always' } },
+      { action: 'accept', content: { decision: true } },
+      { action: 'accept', content: {} },
+      { action: 'accept' },
+    ];
+    let next = 0;
+    const { client, auditFile } = await start({ elicit: () => answers[next++]! });
+    for (let i = 0; i < answers.length; i++) {
+      expect(text(await client.callTool({ name: 'touch', arguments: { name: 'doc' } }))).toBe('Permission denied: the user declined demo:touch. Nothing was run.');
+    }
     expect(effects).toEqual([]);
+    expect(new Set(auditLines(auditFile).map((line) => line.decision))).toEqual(new Set(['ask:declined']));
+  });
+
+  it('asks with the reason when the preview fails, and runs what the human allows', async () => {
+    const messages: string[] = [];
+    const { client } = await start({
+      elicit: (message) => {
+        messages.push(message);
+        return { action: 'accept', content: { decision: 'once' } };
+      },
+    });
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'unpreviewable' } }))).toBe('touched unpreviewable');
+    expect(messages[0]).toContain('\nWhat will happen: the tool could not tell:\n  cannot tell what unpreviewable would do\n');
+  });
+
+  it('refuses, without asking, a call with more keys than a prompt can list', async () => {
+    let asked = false;
+    const { client, auditFile } = await start({
+      elicit: () => {
+        asked = true;
+        return { action: 'accept', content: { decision: 'once' } };
+      },
+    });
+    const fields = Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`field_${i}`, 'x']));
+    expect(text(await client.callTool({ name: 'label', arguments: { fields } }))).toBe(
+      'Permission denied: demo:label cannot be put to the human: its arguments have 5,000 keys, more than an approval prompt can list (40,000 characters). Nothing was run; send fewer keys per call.',
+    );
+    expect(asked).toBe(false);
+    expect(effects).toEqual([]);
+    expect(auditLines(auditFile).at(-1)).toMatchObject({ decision: 'deny', outcome: 'denied' });
   });
 
   it('gates a call by the risk its arguments carry when the server assesses it', async () => {

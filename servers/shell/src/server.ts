@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createToolServer, DEFAULT_OUTPUT_LIMITS, loadYamlFile, Roots, ToolError, type CommonOptions, type Risk, type RiskAssessor, type ToolServer } from '@bulkhead/core';
-import { CommandClassifier } from './classify/classify.js';
+import { createToolServer, DEFAULT_OUTPUT_LIMITS, errorMessage, loadYamlFile, Roots, ToolError, type CommonOptions, type RiskAssessment, type RiskAssessor, type ToolServer } from '@bulkhead/core';
+import { CommandClassifier, type Classification } from './classify/classify.js';
 import type { ShellCapabilities } from './context.js';
 import { checkoutMaker } from './lib/checkout.js';
 import { commandEnvironment } from './lib/environment.js';
@@ -60,20 +60,35 @@ function classifierLoader(paths: Roots, policy: ShellPolicy): () => Promise<Comm
   return () => (classifier ??= CommandClassifier.load({ roots: paths.real, allowCommands: policy.allow_commands, denyCommands: policy.deny_commands, projectCommands: policy.project_commands }));
 }
 
-function riskAssessors(paths: Roots, loadClassifier: () => Promise<CommandClassifier>): Record<string, RiskAssessor> {
+/** The classification in words for the approval prompt: "classified medium: writes files (…); containment: …". */
+function classificationText(classification: Classification): string {
+  return `classified ${classification.tier}: ${classification.reasons.length > 0 ? classification.reasons.join('; ') : 'only reads'}`;
+}
+
+function riskAssessors(paths: Roots, loadClassifier: () => Promise<CommandClassifier>, containment: () => string): Record<string, RiskAssessor> {
   // A command that cannot be placed or parsed is as risky as it gets; the tool itself then says why.
-  const assess = async (command: unknown, cwd: unknown): Promise<Risk> => {
+  const assess = async (command: unknown, cwd: unknown): Promise<RiskAssessment> => {
     try {
       const folder = await workingDirectory(paths, typeof cwd === 'string' ? cwd : undefined);
-      return (await loadClassifier()).classify(String(command), folder).tier;
-    } catch {
-      return 'high';
+      const classification = (await loadClassifier()).classify(String(command), folder);
+      return { risk: classification.tier, reason: classificationText(classification) };
+    } catch (error) {
+      return { risk: 'high', reason: `classified high: the command cannot be placed or read (${errorMessage(error)})` };
     }
   };
   return {
-    run_shell: (args) => assess(args['command'], args['cwd']),
+    run_shell: async (args) => {
+      const assessed = await assess(args['command'], args['cwd']);
+      return { ...assessed, reason: `${assessed.reason}; containment: ${containment()}` };
+    },
     run_in_sandbox: (args) => assess(args['command'], undefined),
   };
+}
+
+/** Worked out on first use: it probes for bubblewrap and cgroups. */
+function containmentOnce(describe: () => string): () => string {
+  let described: string | undefined;
+  return () => (described ??= describe());
 }
 
 /**
@@ -83,7 +98,7 @@ function riskAssessors(paths: Roots, loadClassifier: () => Promise<CommandClassi
 export function shellRiskAssessors(setup: { readonly roots: readonly string[]; readonly controlDir: string }): Record<string, RiskAssessor> {
   const policy = loadShellPolicy(setup.controlDir);
   const paths = shellRoots(setup.roots, setup.controlDir);
-  return riskAssessors(paths, classifierLoader(paths, policy));
+  return riskAssessors(paths, classifierLoader(paths, policy), containmentOnce(() => shellContainment(policy, paths.real, paths.controlDir)));
 }
 
 /** The shell server: commands parsed and tiered, run contained, with bounded output and background tasks. */
@@ -132,7 +147,7 @@ export function createShellServer(options: ShellServerOptions): ToolServer {
     audit: options.audit,
     // The command's output has its own cap (limits.max_output_bytes); this one bounds what a whole reply carries.
     limits: { ...DEFAULT_OUTPUT_LIMITS, maxOutputBytes: policy.limits.max_output_bytes === 0 ? 0 : Math.max(DEFAULT_OUTPUT_LIMITS.maxOutputBytes, policy.limits.max_output_bytes * 2) },
-    assessRisk: riskAssessors(paths, loadClassifier),
+    assessRisk: riskAssessors(paths, loadClassifier, containmentOnce(() => describeContainment(spec, policy.limits.max_processes))),
     onClose: () => tasks.closeAll(),
   });
   return server;

@@ -21,6 +21,12 @@ const MAX_PREVIEW_CHARS = 256;
  */
 const SCAN_MARGIN_CHARS = 8 * 1024;
 
+/** Whether values under `key` are secrets: a secret-looking name, or one holding any of `extraKeys`. */
+export function isSecretKey(key: string, extraKeys: readonly string[] = []): boolean {
+  const lower = key.toLowerCase();
+  return SECRET_KEY.test(key) || extraKeys.some((k) => lower.includes(k.toLowerCase()));
+}
+
 export function redactText(text: string): string {
   let result = text;
   for (const pattern of SECRET_VALUES) result = result.replace(pattern, REDACTED);
@@ -41,10 +47,7 @@ export function redactArguments(value: unknown, extraKeys: readonly string[] = [
   if (Array.isArray(value)) return value.slice(0, 50).map((item) => redactArguments(item, extraKeys, depth + 1));
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) {
-      const lower = key.toLowerCase();
-      out[key] = SECRET_KEY.test(key) || extraKeys.some((k) => lower.includes(k.toLowerCase())) ? REDACTED : redactArguments(inner, extraKeys, depth + 1);
-    }
+    for (const [key, inner] of Object.entries(value)) out[key] = isSecretKey(key, extraKeys) ? REDACTED : redactArguments(inner, extraKeys, depth + 1);
     return out;
   }
   return value;

@@ -2,13 +2,53 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Risk } from '../permissions/schema.js';
 
+/** The risk of one call's arguments, with why in words for the approval prompt ("classified medium: writes files …"). */
+export interface RiskAssessment {
+  readonly risk: Risk;
+  readonly reason?: string;
+}
+
+/** Per-call risk, for tools whose risk depends on their arguments; a bare tier when there is nothing to explain. */
+export type RiskAssessor = (args: Record<string, unknown>) => Risk | RiskAssessment | Promise<Risk | RiskAssessment>;
+
 /** What the permission gate needs to know about the tool being called. */
 export interface CallTarget {
   readonly risk: Risk;
   /** The argument a bare permission matcher such as `fs:read_file(src/**)` compares against. */
   readonly subjectArg?: string;
   /** The risk of this call's arguments, when the tool's risk depends on them. */
-  readonly assessRisk?: (args: Record<string, unknown>) => Risk | Promise<Risk>;
+  readonly assessRisk?: RiskAssessor;
+  /** What the call will do, in text for the approval prompt (a diff); asked only when a human is asked. */
+  readonly preview?: (args: Record<string, unknown>) => Promise<string>;
+}
+
+/** The tools a human allowed for the rest of one MCP session, for one bearer token. */
+export class SessionApprovals {
+  private readonly granted = new Set<string>();
+
+  grant(qualifiedName: string): void {
+    this.granted.add(qualifiedName);
+  }
+
+  has(qualifiedName: string): boolean {
+    return this.granted.has(qualifiedName);
+  }
+}
+
+/**
+ * One connection's session approvals (one connected client; over HTTP one mcp-session-id), kept
+ * apart per bearer token, so an allow given in one session never reaches another session or token.
+ */
+export class ConnectionApprovals {
+  private readonly byToken = new Map<string, SessionApprovals>();
+
+  /** `token` is the label the transport authenticated (AuthInfo.token); undefined over stdio. */
+  for(token: string | undefined): SessionApprovals {
+    const key = token ?? '';
+    let approvals = this.byToken.get(key);
+    if (!approvals) this.byToken.set(key, (approvals = new SessionApprovals()));
+    return approvals;
+  }
 }
 
 /** Everything one tools/call carries through the middleware chain. */
@@ -27,6 +67,8 @@ export interface CallState {
   /** The parameters of the HTTP route a direct call came through; absent over MCP. */
   readonly routeParams?: Readonly<Record<string, string>>;
   readonly clientCanElicit: () => boolean;
+  /** What the human allowed for this session; absent where there is no session to remember it in (a direct HTTP call). */
+  readonly sessionApprovals?: SessionApprovals;
   /** Why nobody can confirm this call when that is not the client's doing (it did not come over MCP). */
   readonly unconfirmable?: string;
   decision: string;

@@ -28,6 +28,11 @@ export interface ToolDefinition<Caps, I extends InputSchema = InputSchema, O ext
   /** The argument a bare permission matcher such as `fs:read_file(src/**)` compares against. */
   readonly subjectArg?: Extract<keyof z.output<I>, string>;
   readonly run: (args: z.output<I>, ctx: ToolContext<Caps>) => Promise<ToolReply<O extends OutputSchema ? z.input<O> : undefined>>;
+  /**
+   * What the call would do, as text for the human asked to approve it (a diff). It must change
+   * nothing; it runs only when the permission gate asks, and a gateway in front asks for it too.
+   */
+  readonly preview?: (args: z.output<I>, ctx: ToolContext<Caps>) => Promise<string>;
 }
 
 /** Erased form the server kit stores; the definition's own types are checked at `defineTool`. */
@@ -41,6 +46,7 @@ export interface AnyToolDefinition<Caps> {
   readonly risk: Risk;
   readonly subjectArg?: string;
   readonly run: (args: Record<string, unknown>, ctx: ToolContext<Caps>) => Promise<ToolReply<unknown>>;
+  readonly preview?: (args: Record<string, unknown>, ctx: ToolContext<Caps>) => Promise<string>;
 }
 
 export function defineTool<Caps, I extends InputSchema, O extends OutputSchema | undefined = undefined>(

@@ -1,11 +1,14 @@
+import { z } from 'zod';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Decision, PermissionGate } from '../permissions/gate.js';
-import { redactArguments } from '../audit/redact.js';
-import { ToolError } from '../errors.js';
-import type { CallState } from './call-state.js';
+import { errorMessage, ToolError } from '../errors.js';
+import { approvalPrompt, TooManyKeysToShow, type ApprovalRequest } from './approval-prompt.js';
+import type { CallState, RiskAssessment } from './call-state.js';
 import type { Middleware } from './compose.js';
 
 const ELICIT_TIMEOUT_MS = 10 * 60 * 1000;
+/** A preview that takes longer is left out of the prompt rather than keeping the human waiting. */
+const PREVIEW_TIMEOUT_MS = 30 * 1000;
 
 /** How the allow/ask/deny gate is applied for one server. */
 export type GateMode =
@@ -13,42 +16,95 @@ export type GateMode =
   /** A gateway in front already decided; this server only enforces its hard boundaries. */
   | { readonly kind: 'gateway' };
 
+export interface GateOptions {
+  /** Further argument keys whose values are secrets (audit.yaml's redact_keys), redacted in prompts too. */
+  readonly redactKeys?: readonly string[];
+}
+
+/** The choices of the approval form, by the value the client sends back. */
+export const APPROVAL_CHOICES = {
+  once: 'Allow once',
+  session: 'Allow this tool for the rest of this session',
+  deny: 'Deny',
+} as const;
+type Choice = keyof typeof APPROVAL_CHOICES | 'declined';
+
+/** `approve: true` is the form of earlier versions (a single checkbox); clients built for it still work. */
+const answerSchema = z.union([z.object({ decision: z.enum(['once', 'session', 'deny']) }), z.object({ approve: z.literal(true) }).transform(() => ({ decision: 'once' as const }))]);
+
 function refusal(decision: Decision, tail: string): string {
   return `Permission denied: ${decision.reason}. ${tail}${decision.remedy ? ` To allow it: ${decision.remedy}.` : ''}`;
 }
 
-async function askHuman(state: CallState, decision: Decision): Promise<boolean> {
-  const preview = JSON.stringify(redactArguments(state.args));
+async function assess(state: CallState): Promise<RiskAssessment> {
+  const assessed = await state.target.assessRisk?.(state.args);
+  if (assessed === undefined) return { risk: state.target.risk };
+  return typeof assessed === 'string' ? { risk: assessed } : assessed;
+}
+
+/** The tool's preview, bounded in time; a preview that fails is reported in the prompt, never run past. */
+async function previewOf(state: CallState): Promise<ApprovalRequest['preview']> {
+  const preview = state.target.preview;
+  if (!preview) return undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`no preview within ${PREVIEW_TIMEOUT_MS / 1000} s`)), PREVIEW_TIMEOUT_MS);
+  });
+  try {
+    return { text: await Promise.race([preview(state.args), timedOut]) };
+  } catch (error) {
+    return { failed: errorMessage(error) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function askHuman(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions): Promise<Choice> {
+  const message = approvalPrompt({
+    qualifiedName: state.qualifiedName,
+    reason: decision.reason,
+    args: state.args,
+    ...(assessment.reason ? { risk: assessment.reason } : {}),
+    ...(state.target.preview ? { preview: await previewOf(state) } : {}),
+    ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}),
+  });
+  const choices = state.sessionApprovals ? (['once', 'session', 'deny'] as const) : (['once', 'deny'] as const);
   const result = await state.extra.sendRequest(
     {
       method: 'elicitation/create',
       params: {
         mode: 'form',
-        message: `Allow ${state.qualifiedName}?\nArguments: ${preview.length > 600 ? `${preview.slice(0, 600)}…` : preview}\nReason for asking: ${decision.reason}.`,
+        message,
         requestedSchema: {
           type: 'object',
-          properties: { approve: { type: 'boolean', title: `Allow ${state.qualifiedName} this once`, default: false } },
-          required: ['approve'],
+          properties: {
+            decision: { type: 'string', title: `Run ${state.qualifiedName}?`, oneOf: choices.map((choice) => ({ const: choice, title: APPROVAL_CHOICES[choice] })) },
+          },
+          required: ['decision'],
         },
       },
     },
     ElicitResultSchema,
     { signal: state.signal, timeout: ELICIT_TIMEOUT_MS },
   );
-  return result.action === 'accept' && result.content?.['approve'] === true;
+  if (result.action !== 'accept') return 'declined';
+  const answer = answerSchema.safeParse(result.content ?? {});
+  if (!answer.success) return 'declined';
+  // A session allow where none was offered (a direct call) is taken as once, never as more.
+  return answer.data.decision === 'session' && !state.sessionApprovals ? 'once' : answer.data.decision;
 }
 
 /** The permission gate as a middleware: a denied call never reaches the tool. */
-export function gateMiddleware(mode: GateMode): Middleware<CallState> {
+export function gateMiddleware(mode: GateMode, options: GateOptions = {}): Middleware<CallState> {
   return async (state, next) => {
     if (mode.kind === 'gateway') {
       state.decision = 'gateway';
       return next();
     }
-    const risk = (await state.target.assessRisk?.(state.args)) ?? state.target.risk;
+    const assessment = await assess(state);
     const decision = mode.permissions.decide({
       qualifiedName: state.qualifiedName,
-      risk,
+      risk: assessment.risk,
       args: state.args,
       ...(state.target.subjectArg ? { subjectArg: state.target.subjectArg } : {}),
     });
@@ -57,17 +113,31 @@ export function gateMiddleware(mode: GateMode): Middleware<CallState> {
       throw new ToolError(refusal(decision, 'Nothing was run.'), 'denied');
     }
     if (decision.verdict === 'ask') {
+      if (state.sessionApprovals?.has(state.qualifiedName)) {
+        state.decision = 'allow:session';
+        return next();
+      }
       if (!state.clientCanElicit()) {
         state.decision = 'deny';
         const why = state.unconfirmable ?? 'This client cannot show a confirmation prompt (it does not support MCP elicitation)';
         throw new ToolError(refusal(decision, `${why}, so nothing was run.`), 'denied');
       }
-      const approved = await askHuman(state, decision);
-      if (!approved) {
+      let choice: Choice;
+      try {
+        choice = await askHuman(state, decision, assessment, options);
+      } catch (error) {
+        if (!(error instanceof TooManyKeysToShow)) throw error;
+        state.decision = 'deny';
+        throw new ToolError(`Permission denied: ${state.qualifiedName} cannot be put to the human: ${error.message}. Nothing was run; send fewer keys per call.`, 'denied');
+      }
+      if (choice === 'declined' || choice === 'deny') {
         state.decision = 'ask:declined';
         throw new ToolError(`Permission denied: the user declined ${state.qualifiedName}. Nothing was run.`, 'denied');
       }
-      state.decision = 'ask:approved';
+      if (choice === 'session') {
+        state.sessionApprovals?.grant(state.qualifiedName);
+        state.decision = 'ask:session';
+      } else state.decision = 'ask:approved';
       return next();
     }
     state.decision = 'allow';

@@ -10,3 +10,4 @@ export * from './in-flight.js';
 export * from './validate.js';
 export * from './server.js';
 export * from './principal.js';
+export * from './approval-prompt.js';

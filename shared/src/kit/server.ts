@@ -12,14 +12,13 @@ import {
   type ServerRequest,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { Risk } from '../permissions/schema.js';
 import { z } from 'zod';
 import { isToolEnabled, type ServerPolicyBase } from '../config/policy.js';
 import type { AuditPolicy } from '../config/audit-policy.js';
 import { qualify } from '../names.js';
 import type { OutputLimits } from '../limits/index.js';
 import { CallAuditor, errorMiddleware, limitMiddleware, validateMiddleware } from './chain.js';
-import { callerOf, type CallState } from './call-state.js';
+import { callerOf, ConnectionApprovals, type CallState, type RiskAssessor } from './call-state.js';
 import { compose } from './compose.js';
 import { baseContext } from './context.js';
 import { InFlightCalls } from './in-flight.js';
@@ -60,7 +59,6 @@ export interface ToolServerSpec<Caps> {
   readonly http?: (call: DirectCall) => HttpExtensions;
 }
 
-export type RiskAssessor = (args: Record<string, unknown>) => Risk | Promise<Risk>;
 
 /** 16 MiB: more than the SDK's 10 MiB, so a 10 MiB file in JSON still fits. */
 export const DEFAULT_MAX_REQUEST_BYTES = 16 * 1024 * 1024;
@@ -107,6 +105,12 @@ export interface ToolServer {
 /** Where a Bulkhead server states a tool's risk tier and permission subject for a gateway in front. */
 export const RISK_META = 'bulkhead/risk';
 export const SUBJECT_META = 'bulkhead/subject';
+/**
+ * Set on a tool with a preview: a gateway in front gets it by calling the tool with `dry_run: true`
+ * (which such a tool must accept and honour). Only a built-in server is believed.
+ */
+export const PREVIEW_META = 'bulkhead/preview';
+export const PREVIEW_BY_DRY_RUN = 'dry_run';
 
 /** Sends one MCP log notification to every connected client; one that went away mid-send does not fail the others. */
 export async function broadcastLog(connections: Iterable<Server>, logger: string, level: LoggingLevel, data: unknown): Promise<void> {
@@ -139,7 +143,7 @@ function describeTool(tool: AnyToolDefinition<unknown>): Tool {
     inputSchema: toJsonSchema(tool.input, 'input'),
     ...(tool.output ? { outputSchema: toJsonSchema(tool.output, 'output') as Tool['outputSchema'] } : {}),
     annotations: { title: tool.title, ...tool.annotations },
-    _meta: { [RISK_META]: tool.risk, ...(tool.subjectArg ? { [SUBJECT_META]: tool.subjectArg } : {}) },
+    _meta: { [RISK_META]: tool.risk, ...(tool.subjectArg ? { [SUBJECT_META]: tool.subjectArg } : {}), ...(tool.preview ? { [PREVIEW_META]: PREVIEW_BY_DRY_RUN } : {}) },
   };
 }
 
@@ -155,15 +159,16 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   const inFlight = new InFlightCalls();
   const connections = new Set<Server>();
 
+  const contextOf = (state: CallState) => ({ ...spec.capabilities, ...baseContext(state, spec.namespace) });
   const chainFor = (tool: AnyToolDefinition<Caps>) =>
     compose<CallState>([
       auditor.middleware(),
       validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName, { maxBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES })),
-      gateMiddleware(spec.gate),
+      gateMiddleware(spec.gate, { redactKeys: spec.audit.redact_keys }),
       errorMiddleware,
       limitMiddleware(spec.limits),
       async (state) => {
-        const reply = await tool.run(state.args, { ...spec.capabilities, ...baseContext(state, spec.namespace) });
+        const reply = await tool.run(state.args, contextOf(state));
         state.result = {
           content: reply.content,
           ...(reply.structuredContent !== undefined ? { structuredContent: reply.structuredContent as Record<string, unknown> } : {}),
@@ -176,7 +181,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   async function runCall(
     name: string,
     rawArgs: unknown,
-    from: Pick<CallState, 'extra' | 'caller' | 'principal' | 'routeParams' | 'clientCanElicit' | 'unconfirmable'>,
+    from: Pick<CallState, 'extra' | 'caller' | 'principal' | 'routeParams' | 'clientCanElicit' | 'unconfirmable' | 'sessionApprovals'>,
   ): Promise<DirectCallOutcome & { readonly unknownTool?: string }> {
     const tool = byName.get(name);
     if (!tool) {
@@ -187,7 +192,12 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     return inFlight.run(from.extra.signal, async (signal) => {
       const state: CallState = {
         ...from,
-        target: { risk: tool.risk, ...(tool.subjectArg ? { subjectArg: tool.subjectArg } : {}), ...(spec.assessRisk?.[tool.name] ? { assessRisk: spec.assessRisk[tool.name] } : {}) },
+        target: {
+          risk: tool.risk,
+          ...(tool.subjectArg ? { subjectArg: tool.subjectArg } : {}),
+          ...(spec.assessRisk?.[tool.name] ? { assessRisk: spec.assessRisk[tool.name] } : {}),
+          ...(tool.preview ? { preview: (args: Record<string, unknown>) => tool.preview!(args, contextOf(state)) } : {}),
+        },
         qualifiedName: qualify(spec.namespace, tool.name),
         rawArgs,
         args: {},
@@ -219,6 +229,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
       { capabilities: { tools: { listChanged: false }, logging: {} }, ...(spec.instructions ? { instructions: spec.instructions } : {}) },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
+    const approvals = new ConnectionApprovals();
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
       const principal = principalOf(extra.authInfo);
       const client = callerOf(server.getClientVersion(), extra.sessionId);
@@ -228,6 +239,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
         caller,
         principal,
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
+        sessionApprovals: approvals.for(extra.authInfo?.token),
       });
       if (outcome.unknownTool) throw new McpError(ErrorCode.InvalidParams, outcome.unknownTool);
       return outcome.result;

@@ -1,9 +1,10 @@
 import { readlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { defineTool, lstatIfExists, makeFoldersSafely, textReply, ToolError, type ConfinedPath, type Roots } from '@bulkhead/core';
+import { defineTool, lstatIfExists, makeFoldersSafely, textReply, ToolError, type ConfinedPath, type Roots, type AnyToolDefinition } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { ADDITIVE_ANNOTATIONS } from '../lib/annotations.js';
+import { dryRunPreview } from '../lib/preview.js';
 
 const input = z.strictObject({
   path: z.string().max(65_536).describe('Folder to create, with any missing parents, relative to the first root'),
@@ -17,7 +18,7 @@ async function missingFolders(paths: Roots, entry: ConfinedPath): Promise<string
   return missing;
 }
 
-export const createDirectory = defineTool<FsWriteCapabilities, typeof input>({
+export const createDirectory: AnyToolDefinition<FsWriteCapabilities> = defineTool<FsWriteCapabilities, typeof input>({
   name: 'create_directory',
   title: 'Create a folder',
   description:
@@ -26,6 +27,7 @@ export const createDirectory = defineTool<FsWriteCapabilities, typeof input>({
   annotations: ADDITIVE_ANNOTATIONS,
   risk: 'medium',
   subjectArg: 'path',
+  preview: (args, ctx) => dryRunPreview(createDirectory, args, ctx),
   async run(args, ctx) {
     const entry = await ctx.paths.confineEntry(args.path);
     const shownAs = ctx.paths.display(entry);

@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { defineTool, describeEntry, entriesInside, textReply, ToolError } from '@bulkhead/core';
+import { defineTool, describeEntry, entriesInside, textReply, ToolError, type AnyToolDefinition } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { RELOCATE_ANNOTATIONS } from '../lib/annotations.js';
 import { checkEntryHash, entryChangeOptions, measureForChange, purgeAfter, removalPreview, restoreHint } from '../lib/entries.js';
+import { dryRunPreview } from '../lib/preview.js';
 
 const input = z.strictObject({
   path: z.string().max(65_536).describe('File, folder or symlink to delete, relative to the first root'),
@@ -10,7 +11,7 @@ const input = z.strictObject({
   ...entryChangeOptions,
 });
 
-export const deletePath = defineTool<FsWriteCapabilities, typeof input>({
+export const deletePath: AnyToolDefinition<FsWriteCapabilities> = defineTool<FsWriteCapabilities, typeof input>({
   name: 'delete_path',
   title: 'Delete a file or folder (recoverably)',
   description:
@@ -19,6 +20,7 @@ export const deletePath = defineTool<FsWriteCapabilities, typeof input>({
   annotations: RELOCATE_ANNOTATIONS,
   risk: 'medium',
   subjectArg: 'path',
+  preview: (args, ctx) => dryRunPreview(deletePath, args, ctx),
   async run(args, ctx) {
     const entry = await ctx.paths.confineEntry(args.path);
     const shownAs = ctx.paths.display(entry);

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { defineTool } from '@bulkhead/core';
+import { defineTool, type AnyToolDefinition } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { EDIT_ANNOTATIONS } from '../lib/annotations.js';
 import { changeFile, changeOptions } from '../lib/change.js';
 import { applyTypedEdit, editableFile, editPlan, replacementsLabel } from '../lib/edits.js';
+import { dryRunPreview } from '../lib/preview.js';
 
 const input = z.strictObject({
   path: z.string().max(65_536).describe('File to edit, relative to the first root'),
@@ -13,7 +14,7 @@ const input = z.strictObject({
   ...changeOptions,
 });
 
-export const editFile = defineTool<FsWriteCapabilities, typeof input>({
+export const editFile: AnyToolDefinition<FsWriteCapabilities> = defineTool<FsWriteCapabilities, typeof input>({
   name: 'edit_file',
   title: 'Edit a file',
   description:
@@ -22,6 +23,7 @@ export const editFile = defineTool<FsWriteCapabilities, typeof input>({
   annotations: EDIT_ANNOTATIONS,
   risk: 'medium',
   subjectArg: 'path',
+  preview: (args, ctx) => dryRunPreview(editFile, args, ctx),
   async run(args, ctx) {
     return changeFile(ctx, args, (current, shownAs) => {
       const original = editableFile(current, shownAs);

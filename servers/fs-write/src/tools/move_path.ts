@@ -2,10 +2,11 @@ import type { Stats } from 'node:fs';
 import { rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { z } from 'zod';
-import { defineTool, describeEntry, errorMessage, isInside, lstatIfExists, makeFoldersSafely, moveEntry, textReply, ToolError, type ConfinedPath, type ToolContext, type TrashManifest } from '@bulkhead/core';
+import { defineTool, describeEntry, errorMessage, isInside, lstatIfExists, makeFoldersSafely, moveEntry, textReply, ToolError, type ConfinedPath, type ToolContext, type TrashManifest, type AnyToolDefinition } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { RELOCATE_ANNOTATIONS } from '../lib/annotations.js';
 import { checkEntryHash, entryChangeOptions, measureForChange, purgeAfter, restoreHint } from '../lib/entries.js';
+import { dryRunPreview } from '../lib/preview.js';
 
 const input = z.strictObject({
   source: z.string().max(65_536).describe('File, folder or symlink to move, relative to the first root'),
@@ -40,7 +41,7 @@ async function createParents(ctx: Ctx, to: ConfinedPath, destination: string): P
   if ((await ctx.paths.confineEntry(destination)) !== to) throw new ToolError(`${destination} changed while its folders were being created; nothing was moved`, 'conflict');
 }
 
-export const movePath = defineTool<FsWriteCapabilities, typeof input>({
+export const movePath: AnyToolDefinition<FsWriteCapabilities> = defineTool<FsWriteCapabilities, typeof input>({
   name: 'move_path',
   title: 'Move or rename a file or folder',
   description:
@@ -48,6 +49,7 @@ export const movePath = defineTool<FsWriteCapabilities, typeof input>({
   input,
   annotations: RELOCATE_ANNOTATIONS,
   risk: 'medium',
+  preview: (args, ctx) => dryRunPreview(movePath, args, ctx),
   async run(args, ctx) {
     const from = await ctx.paths.confineEntry(args.source);
     const to = await ctx.paths.confineEntry(args.destination);

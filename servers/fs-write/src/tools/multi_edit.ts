@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { defineTool, errorMessage, ToolError } from '@bulkhead/core';
+import { defineTool, errorMessage, ToolError, type AnyToolDefinition } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { EDIT_ANNOTATIONS } from '../lib/annotations.js';
 import { changeFile, changeOptions } from '../lib/change.js';
 import { applyTypedEdit, editableFile, editPlan, replacementsLabel } from '../lib/edits.js';
+import { dryRunPreview } from '../lib/preview.js';
 
 const MAX_EDITS = 200;
 
@@ -23,7 +24,7 @@ const input = z.strictObject({
   ...changeOptions,
 });
 
-export const multiEdit = defineTool<FsWriteCapabilities, typeof input>({
+export const multiEdit: AnyToolDefinition<FsWriteCapabilities> = defineTool<FsWriteCapabilities, typeof input>({
   name: 'multi_edit',
   title: 'Edit a file in several places',
   description:
@@ -32,6 +33,7 @@ export const multiEdit = defineTool<FsWriteCapabilities, typeof input>({
   annotations: EDIT_ANNOTATIONS,
   risk: 'medium',
   subjectArg: 'path',
+  preview: (args, ctx) => dryRunPreview(multiEdit, args, ctx),
   async run(args, ctx) {
     return changeFile(ctx, args, (current, shownAs) => {
       const original = editableFile(current, shownAs);

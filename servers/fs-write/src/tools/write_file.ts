@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import { defineTool } from '@bulkhead/core';
+import { defineTool, type AnyToolDefinition } from '@bulkhead/core';
 import type { FsWriteCapabilities } from '../context.js';
 import { changeFile, changeOptions } from '../lib/change.js';
 import { REWRITE_ANNOTATIONS } from '../lib/annotations.js';
+import { dryRunPreview } from '../lib/preview.js';
 
 const input = z.strictObject({
   path: z.string().max(65_536).describe('File to create or replace, relative to the first root'),
@@ -10,7 +11,7 @@ const input = z.strictObject({
   ...changeOptions,
 });
 
-export const writeFile = defineTool<FsWriteCapabilities, typeof input>({
+export const writeFile: AnyToolDefinition<FsWriteCapabilities> = defineTool<FsWriteCapabilities, typeof input>({
   name: 'write_file',
   title: 'Write a file',
   description:
@@ -19,6 +20,7 @@ export const writeFile = defineTool<FsWriteCapabilities, typeof input>({
   annotations: REWRITE_ANNOTATIONS,
   risk: 'medium',
   subjectArg: 'path',
+  preview: (args, ctx) => dryRunPreview(writeFile, args, ctx),
   async run(args, ctx) {
     return changeFile(ctx, args, (current, shownAs) => {
       const bytes = Buffer.from(args.content, 'utf8');
