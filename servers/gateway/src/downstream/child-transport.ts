@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { StringDecoder } from 'node:string_decoder';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { BatchedWriter, deliverJsonRpcLines, LineReader } from '@bulkhead/core';
+import { BatchedWriter, deliverJsonRpcLines, LineReader, redactText } from '@bulkhead/core';
 import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
 
 export interface ChildSpec {
@@ -11,7 +12,13 @@ export interface ChildSpec {
   readonly cwd?: string;
 }
 
+/** How much of a child's stderr is kept (its tail): a child that floods stderr costs no more. */
 const STDERR_KEEP = 16 * 1024;
+/** How many of those lines, and how much of each, go into a report or an error message. */
+const STDERR_LINES_SHOWN = 5;
+const STDERR_LINE_CHARS = 300;
+/** How long the gateway waits after a child's exit for the rest of its stderr. */
+const STDERR_DRAIN_MS = 250;
 
 /**
  * Largest message a child may send. Results are capped after they arrive, so this only has to
@@ -35,6 +42,9 @@ export class ChildProcessTransport implements Transport {
   });
   private writer: BatchedWriter | undefined;
   private stderrTail = '';
+  /** Whether the tail was cut, so that its first line is a fragment. */
+  private stderrCut = false;
+  private readonly stderrDecoder = new StringDecoder('utf8');
   private closed = false;
   /** Why the gateway stopped the child itself, when it did. */
   closeReason: string | undefined;
@@ -43,9 +53,26 @@ export class ChildProcessTransport implements Transport {
 
   constructor(private readonly spec: ChildSpec) {}
 
-  /** The last lines the child wrote to stderr, for error messages. */
-  get stderr(): string {
-    return this.stderrTail;
+  /**
+   * The last lines the child wrote to stderr, for reports and error messages: at most a few, each
+   * cut short, with secrets redacted (a server may print its token when it fails).
+   */
+  get stderrLines(): string[] {
+    const lines = this.stderrTail.split(/\r?\n/);
+    if (this.stderrCut) lines.shift();
+    return lines
+      .map((line) => line.trim())
+      .filter((line) => line !== '')
+      .slice(-STDERR_LINES_SHOWN)
+      .map((line) => {
+        const redacted = redactText(line);
+        return redacted.length > STDERR_LINE_CHARS ? `${redacted.slice(0, STDERR_LINE_CHARS)}…` : redacted;
+      });
+  }
+
+  /** The pid of the child while it runs. */
+  get pid(): number | undefined {
+    return this.closed ? undefined : this.child?.pid;
   }
 
   start(): Promise<void> {
@@ -68,11 +95,19 @@ export class ChildProcessTransport implements Transport {
       });
       child.once('exit', (code, signal) => {
         this.exitDescription = code !== null ? `exited with code ${code}` : `was killed by ${signal}`;
-        this.finish();
+        // Its last stderr lines may still be in the pipe; a grandchild holding the pipe open must not hold this up.
+        killGroup(child.pid!);
+        const drained = setTimeout(() => this.finish(), STDERR_DRAIN_MS);
+        child.stderr!.once('close', () => {
+          clearTimeout(drained);
+          this.finish();
+        });
       });
       child.stdout!.on('data', (chunk: Buffer) => this.receive(chunk));
       child.stderr!.on('data', (chunk: Buffer) => {
-        this.stderrTail = (this.stderrTail + chunk.toString()).slice(-STDERR_KEEP);
+        const tail = this.stderrTail + this.stderrDecoder.write(chunk);
+        if (tail.length > STDERR_KEEP) this.stderrCut = true;
+        this.stderrTail = tail.length > STDERR_KEEP ? tail.slice(-STDERR_KEEP) : tail;
       });
       child.stdin!.on('error', (error) => this.onerror?.(error));
     });

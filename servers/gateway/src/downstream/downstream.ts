@@ -4,7 +4,8 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { redactText, ToolError } from '@bulkhead/core';
 import type { TrustGrant } from '../config/schema.js';
-import { ChildProcessTransport, type ChildSpec } from './child-transport.js';
+import { boundedFetch, type ReplyLimits } from './bounded-fetch.js';
+import { ChildProcessTransport, MAX_CHILD_MESSAGE_BYTES, type ChildSpec } from './child-transport.js';
 
 export type DownstreamSpec = (
   | { readonly kind: 'stdio'; readonly namespace: string; readonly child: ChildSpec }
@@ -21,8 +22,9 @@ export type DownstreamSpec = (
 export interface RestartPolicy {
   readonly initialDelayMs: number;
   readonly maxDelayMs: number;
-  /** Restarts allowed before the server is given up on, until it has been stable for `stableMs`. */
+  /** Restarts allowed before the server is given up on. */
   readonly budget: number;
+  /** A run that stayed up this long gives the server a fresh budget; a start that fails never does. */
   readonly stableMs: number;
 }
 
@@ -38,6 +40,17 @@ export interface StartLimits {
 
 export const DEFAULT_START_LIMITS: StartLimits = { timeoutMs: 30_000, maxTools: 1000, maxPages: 100 };
 
+/** An HTTP reply is held to the size of a stdio message; it must begin within the call timeout. */
+export const DEFAULT_REPLY_LIMITS: ReplyLimits = { maxBytes: MAX_CHILD_MESSAGE_BYTES, firstByteMs: 300_000, firstByteSetting: 'call_timeout_ms in bulkhead.yaml' };
+
+/** How a server that was up went away, in words that follow its name. */
+interface Stop {
+  /** "stopped (killed by SIGKILL)", "sent a reply larger than 64 MiB …, so it was disconnected". */
+  readonly event: string;
+  /** Its last stderr lines, redacted (stdio servers). */
+  readonly stderr: readonly string[];
+}
+
 export type DownstreamState = 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 
 export interface CallOptions {
@@ -47,6 +60,10 @@ export interface CallOptions {
 }
 
 class StartTimeout extends Error {}
+
+function stderrPart(stop: Stop): string {
+  return stop.stderr.length ? `; its last stderr lines: ${stop.stderr.join(' | ')}` : '';
+}
 
 function remaining(deadline: number): number {
   return Math.max(1, deadline - Date.now());
@@ -73,7 +90,14 @@ export class Downstream {
   private client: Client | undefined;
   private transport: ChildProcessTransport | StreamableHTTPClientTransport | undefined;
   private restarts = 0;
-  private readyAt = 0;
+  /** When the current run came up; undefined while it is not up. */
+  private upSince: number | undefined;
+  /** How the last run that was up ended, while the failure to report is that one (not a failed start). */
+  private stopped: Stop | undefined;
+  /** Ends the attempt to start under way with this error (an HTTP reply over a limit during the start). */
+  private failAttempt: ((error: Error) => void) | undefined;
+  private refreshing = false;
+  private refreshAgain = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private nextAttemptAt = 0;
   private listsStarted = 0;
@@ -85,6 +109,7 @@ export class Downstream {
     readonly spec: DownstreamSpec,
     private readonly policy: RestartPolicy = DEFAULT_RESTART_POLICY,
     private readonly limits: StartLimits = DEFAULT_START_LIMITS,
+    private readonly replyLimits: ReplyLimits = DEFAULT_REPLY_LIMITS,
   ) {
     this.firstAttempt = new Promise((resolve) => (this.settleFirstAttempt = resolve));
   }
@@ -126,6 +151,7 @@ export class Downstream {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_resolve, reject) => {
       timer = setTimeout(() => reject(new StartTimeout()), this.limits.timeoutMs);
+      this.failAttempt = reject;
     });
     try {
       await Promise.race([this.connect(Date.now() + this.limits.timeoutMs), timedOut]);
@@ -137,18 +163,30 @@ export class Downstream {
       this.lastError = late
         ? this.describeFailure(new Error(`it did not answer initialize and list its tools within ${this.limits.timeoutMs / 1000} s (start_timeout_ms in bulkhead.yaml)`))
         : this.describeFailure(exited ? new Error(`it ${exited}`) : error);
+      this.stopped = undefined;
       // The attempt's connection is dropped now, so a reply that arrives late cannot revive it.
       void this.closeTransport();
       this.scheduleRestart();
     } finally {
       clearTimeout(timer);
+      this.failAttempt = undefined;
       this.settleFirstAttempt();
     }
   }
 
+  /** The last lines of a stdio server's stderr, redacted; none for HTTP. */
+  get stderrLines(): readonly string[] {
+    return this.transport instanceof ChildProcessTransport ? this.transport.stderrLines : (this.stopped?.stderr ?? []);
+  }
+
+  /** The pid of a stdio server's process while it runs. */
+  get pid(): number | undefined {
+    return this.transport instanceof ChildProcessTransport ? this.transport.pid : undefined;
+  }
+
   private describeFailure(error: unknown): string {
-    const stderr = this.transport instanceof ChildProcessTransport ? this.transport.stderr.trim().split('\n').slice(-3).join(' | ') : '';
-    return `${error instanceof Error ? error.message : String(error)}${stderr ? ` (stderr: ${stderr})` : ''}`;
+    const stderr = this.transport instanceof ChildProcessTransport ? this.transport.stderrLines.slice(-3).join(' | ') : '';
+    return redactText(`${error instanceof Error ? error.message : String(error)}${stderr ? ` (stderr: ${stderr})` : ''}`);
   }
 
   /** Throws when this attempt's client is no longer the one in use (stopped, timed out, replaced). */
@@ -158,13 +196,16 @@ export class Downstream {
 
   /** `deadline` bounds each request of the start: initialize and every page of the tool list. */
   private async connect(deadline: number): Promise<void> {
+    const client = new Client({ name: 'bulkhead-gateway', version: '0.1.0' }, { capabilities: {} });
     const transport: ChildProcessTransport | StreamableHTTPClientTransport =
       this.spec.kind === 'stdio'
         ? new ChildProcessTransport(this.spec.child)
-        : new StreamableHTTPClientTransport(new URL(this.spec.url), { requestInit: { headers: this.spec.headers } });
-    const client = new Client({ name: 'bulkhead-gateway', version: '0.1.0' }, { capabilities: {} });
+        : new StreamableHTTPClientTransport(new URL(this.spec.url), {
+            requestInit: { headers: this.spec.headers },
+            fetch: boundedFetch(this.replyLimits, (what) => this.breach(client, what)),
+          });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-      await this.refreshTools(client);
+      this.requestRefresh(client);
     });
     this.transport = transport;
     this.client = client;
@@ -173,10 +214,34 @@ export class Downstream {
     client.onclose = () => this.onDisconnect(client);
     await this.refreshTools(client, deadline);
     this.ensureCurrent(client);
-    this.readyAt = Date.now();
+    this.upSince = Date.now();
     this.timesReady++;
     this.lastError = undefined;
+    this.stopped = undefined;
     this.setState('ready');
+  }
+
+  /**
+   * A list_changed starts one read at a time: notifications that come during a read are answered
+   * by one more read after it, so a server that floods them costs one read in flight, not one each.
+   */
+  private requestRefresh(client: Client): void {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    void (async () => {
+      do {
+        this.refreshAgain = false;
+        try {
+          await this.refreshTools(client);
+        } catch (error) {
+          if (client === this.client) this.listWarning = `its tools/list after list_changed failed (${redactText(error instanceof Error ? error.message : String(error))}); the tools listed before are kept`;
+        }
+      } while (this.refreshAgain && client === this.client);
+      this.refreshing = false;
+    })();
   }
 
   /**
@@ -221,18 +286,34 @@ export class Downstream {
   /** A server that was up went away; one that dies while starting is the failed attempt's to handle. */
   private onDisconnect(client: Client): void {
     if (client !== this.client || this.state !== 'ready') return;
-    this.client = undefined;
-    this.lastError = this.lastError ?? `the connection to ${this.namespace} closed`;
-    if (this.transport instanceof ChildProcessTransport) {
-      const reason = this.transport.closeReason;
-      this.lastError = reason ? `the gateway stopped ${this.namespace}: ${reason}` : this.describeFailure(new Error(`${this.namespace} ${this.transport.exitDescription ?? 'exited'}`));
-    }
-    this.scheduleRestart();
+    if (!(this.transport instanceof ChildProcessTransport)) return this.lose(client, { event: 'closed its connection', stderr: [] });
+    const reason = this.transport.closeReason?.replace(/^it /, '');
+    const exit = (this.transport.exitDescription ?? 'exited').replace(/^was /, '');
+    this.lose(client, { event: reason ? `${reason}, so it was stopped` : `stopped (${exit})`, stderr: this.transport.stderrLines });
   }
 
-  private scheduleRestart(): void {
+  /** An HTTP reply broke a limit: the server is dropped and restarted, like one that crashed. */
+  private breach(client: Client, what: string): void {
+    if (client !== this.client || this.isStopped()) return;
+    if (this.state !== 'ready') return this.failAttempt?.(new Error(`it ${what}`));
+    this.lose(client, { event: `${what}, so it was disconnected`, stderr: [] });
+  }
+
+  private lose(client: Client, stop: Stop): void {
+    if (client !== this.client) return;
+    const uptime = this.upSince === undefined ? 0 : Date.now() - this.upSince;
+    this.upSince = undefined;
+    this.stopped = stop;
+    this.lastError = `${stop.event}${stderrPart(stop)}`;
+    // The connection is dropped now, so that nothing more is read from it.
+    void this.closeTransport();
+    this.scheduleRestart(uptime);
+  }
+
+  /** `uptime` is how long the run that just ended was up; a failed start has none. */
+  private scheduleRestart(uptime = 0): void {
     if (this.state === 'stopped') return;
-    if (this.readyAt > 0 && Date.now() - this.readyAt >= this.policy.stableMs) this.restarts = 0;
+    if (uptime >= this.policy.stableMs) this.restarts = 0;
     if (this.restarts >= this.policy.budget) {
       this.setState('failed');
       void this.closeTransport();
@@ -261,16 +342,31 @@ export class Downstream {
       case 'failed':
         return `${this.namespace} is down and was given up on after ${this.policy.budget} restarts (last error: ${this.lastError ?? 'unknown'})`;
       case 'restarting': {
+        if (this.stopped) return `${this.namespace} ${this.stopped.event}${stderrPart(this.stopped)}; ${this.plan}`;
         const seconds = Math.ceil((this.nextAttemptAt - Date.now()) / 1000);
-        const what = this.readyAt > 0 ? 'is restarting after it stopped unexpectedly' : `did not start: ${this.lastError ?? 'no error recorded'}`;
-        return `${this.namespace} ${what} (restart ${this.restarts} of at most ${this.policy.budget}, ${seconds > 0 ? `next attempt in ${seconds} s` : 'trying again now'})`;
+        return `${this.namespace} did not start: ${this.lastError ?? 'no error recorded'} (restart ${this.restarts} of at most ${this.policy.budget}, ${seconds > 0 ? `next attempt in ${seconds} s` : 'trying again now'})`;
       }
     }
+  }
+
+  /** What happens next, after a run that was up ended. */
+  private get plan(): string {
+    if (this.state === 'failed') return `given up on after ${this.policy.budget} restarts; restart the gateway once it is fixed`;
+    const seconds = Math.ceil((this.nextAttemptAt - Date.now()) / 1000);
+    return `${seconds > 0 ? `restarting in ${seconds} s` : 'restarting now'} (restart ${this.restarts} of at most ${this.policy.budget})`;
   }
 
   private unavailable(): ToolError {
     const reason = this.unavailableReason ?? `${this.namespace} is not connected`;
     return new ToolError(this.state === 'failed' ? `${reason}; restart the gateway once it is fixed` : `${reason}; try the call again shortly`, 'unavailable');
+  }
+
+  /** A call that was under way when its server went away. */
+  private lostCall(name: string): ToolError {
+    const stop = this.stopped;
+    if (!stop) return new ToolError(`${this.namespace} stopped while running ${name}; the call was not completed. Try again shortly.`, 'unavailable');
+    const next = this.state === 'failed' ? `${this.plan}.` : `${this.plan}. Try again shortly.`;
+    return new ToolError(`${this.namespace} ${stop.event} while running ${name}${stderrPart(stop)}; the call was not completed; ${next}`, 'unavailable');
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
@@ -285,14 +381,11 @@ export class Downstream {
       })) as CallToolResult;
     } catch (error) {
       if (options.signal.aborted) throw error;
-      if (client !== this.client || this.state !== 'ready') {
-        const cause = this.transport instanceof ChildProcessTransport && this.transport.closeReason ? ` (the gateway stopped it: ${this.transport.closeReason})` : '';
-        throw new ToolError(`${this.namespace} stopped while running ${name}${cause}; it is restarting and the call was not completed. Try again shortly.`, 'unavailable');
-      }
+      if (client !== this.client || this.state !== 'ready') throw this.lostCall(name);
       if (this.spec.kind === 'http' && !(error instanceof McpError)) {
-        this.lastError = error instanceof Error ? error.message : String(error);
-        this.onDisconnect(client);
-        throw new ToolError(redactText(`${this.namespace} (${this.spec.url}) could not be reached (${this.lastError}); reconnecting. Try again shortly.`), 'unavailable');
+        const cause = error instanceof Error ? error.message : String(error);
+        this.lose(client, { event: redactText(`(${this.spec.url}) could not be reached (${cause})`), stderr: [] });
+        throw new ToolError(`${this.namespace} ${this.stopped!.event}; reconnecting: ${this.plan}. Try again shortly.`, 'unavailable');
       }
       throw error;
     }
