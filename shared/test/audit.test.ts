@@ -3,7 +3,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuditLog, canonicalJson, entryHash, GENESIS_HASH, issueReceipt, sha256, loadReceiptKey, redactArguments, REDACTED, verifyAuditFile, verifyAuditText, verifyReceipt, type AuditRecord } from '@bulkhead/core';
+import { createHash, createPublicKey, verify } from 'node:crypto';
+import { AuditLog, canonicalJson, entryHash, GENESIS_HASH, issueReceipt, loadReceiptSigner, redactArguments, REDACTED, sha256, verifyAuditFile, verifyAuditText, verifyReceipt, type AuditRecord } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 let ws: TempWorkspace;
@@ -103,8 +104,10 @@ describe('audit chain', () => {
     expect(files.every((name) => /^shared(\.\d+)?\.jsonl$/.test(name))).toBe(true);
     const results = files.map((name) => verifyAuditFile(join(dir, name)));
     expect(results.every((result) => result.ok)).toBe(true);
-    expect(results.reduce((sum, result) => sum + result.entries, 0)).toBe(200);
+    const calls = files.flatMap((name) => readFileSync(join(dir, name), 'utf8').trimEnd().split('\n').filter((line) => line.includes('"tool":"x:y"')));
+    expect(calls).toHaveLength(200);
     expect(readdirSync(dir).filter((name) => name.endsWith('.owner'))).toEqual([]);
+    expect(readdirSync(dir).filter((name) => name.endsWith('.head')).sort()).toEqual(files.map((name) => `${name}.head`).sort());
   });
 
   it('makes its folder with the first append, not when it is opened', () => {
@@ -117,14 +120,16 @@ describe('audit chain', () => {
     log.close();
   });
 
-  it('keeps auditing in a fresh chain when the last line of the log is torn', () => {
+  it('keeps auditing in a fresh chain when the log has no head record (an older version wrote it, or it was cut)', () => {
     ws = tempWorkspace({ 'audit/fs.jsonl': '{"v":1,"seq":1,"trunc' });
     const file = join(ws.root, 'audit', 'fs.jsonl');
     const log = new AuditLog(file);
     log.append(record('fs:read_file'));
-    expect(log.file).toMatch(/fs\.\d+\.jsonl$/);
+    expect(log.file).toBe(join(ws.root, 'audit', `fs.${process.pid}.jsonl`));
     expect(verifyAuditFile(log.file)).toEqual({ ok: true, entries: 1 });
-    expect(verifyAuditFile(file)).toEqual({ ok: false, entries: 0, line: 1, problem: 'not valid JSON' });
+    expect(readFileSync(file, 'utf8')).toBe('{"v":1,"seq":1,"trunc');
+    expect(verifyAuditFile(file)).toEqual({ ok: false, entries: 0, problem: 'no head record (written by an older version, or removed)' });
+    log.close();
   });
 
   it('takes over the file of an owner that died', () => {
@@ -174,26 +179,52 @@ describe('redaction', () => {
 });
 
 describe('receipts', () => {
-  it('signs an entry and rejects a tampered receipt', () => {
+  const signerIn = (root: string, name = 'receipt') => loadReceiptSigner(join(root, 'keys', `${name}-signing.key`), join(root, 'keys', `${name}.pub`));
+
+  it('signs an entry with Ed25519 and rejects a tampered receipt or another key', () => {
     ws = tempWorkspace();
-    const entry = new AuditLog(join(ws.root, 'audit', 'fs.jsonl')).append(record('fs:read_file'));
-    const key = loadReceiptKey(join(ws.root, 'keys', 'receipt.key'));
-    const receipt = issueReceipt(key, entry);
-    expect(receipt).toMatchObject({ v: 1, server: 'fs', tool: 'fs:read_file', seq: 1, entry_hash: entry.hash });
-    expect(verifyReceipt(key, receipt)).toBe(true);
-    expect(verifyReceipt(key, { ...receipt, tool: 'fs:grep' })).toBe(false);
-    expect(verifyReceipt(loadReceiptKey(join(ws.root, 'keys', 'other.key')), receipt)).toBe(false);
+    const log = new AuditLog(join(ws.root, 'audit', 'fs.jsonl'));
+    const entry = log.append(record('fs:read_file'));
+    const signer = signerIn(ws.root);
+    const receipt = issueReceipt(signer, entry, log.file);
+    expect(receipt).toMatchObject({ v: 2, alg: 'Ed25519', key: signer.fingerprint, server: 'fs', tool: 'fs:read_file', chain: 'fs.jsonl', seq: 1, entry_hash: entry.hash });
+    expect(verifyReceipt(signer, receipt)).toBe(true);
+    for (const tampered of [{ tool: 'fs:grep' }, { seq: 2 }, { chain: 'fs.1.jsonl' }, { time: new Date(0).toISOString() }, { entry_hash: 'f'.repeat(64) }, { server: 'git' }]) {
+      expect(verifyReceipt(signer, { ...receipt, ...tampered }), JSON.stringify(tampered)).toBe(false);
+    }
+    expect(verifyReceipt(signerIn(ws.root, 'other'), receipt)).toBe(false);
+    log.close();
   });
 
-  it('creates the key once, private to its owner', () => {
+  it('creates the key pair once, the private key private to its owner, the public key beside it', () => {
     ws = tempWorkspace();
-    const file = join(ws.root, 'keys', 'receipt.key');
-    const first = loadReceiptKey(file);
-    expect(loadReceiptKey(file).equals(first)).toBe(true);
-    expect(first).toHaveLength(32);
-    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const first = signerIn(ws.root);
+    expect(signerIn(ws.root).fingerprint).toBe(first.fingerprint);
+    expect(first.fingerprint).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(statSync(join(ws.root, 'keys', 'receipt-signing.key')).mode & 0o777).toBe(0o600);
+    expect(readFileSync(join(ws.root, 'keys', 'receipt.pub'), 'utf8')).toMatch(/^-----BEGIN PUBLIC KEY-----\n[A-Za-z0-9+/=]+\n-----END PUBLIC KEY-----\n$/);
+    expect(readdirSync(join(ws.root, 'keys')).sort()).toEqual(['receipt-signing.key', 'receipt.pub']);
+  });
+
+  it('can be verified from the documented recipe alone, with node:crypto and the public key file', () => {
+    ws = tempWorkspace();
+    const log = new AuditLog(join(ws.root, 'audit', 'fs.jsonl'));
+    const receipt = issueReceipt(signerIn(ws.root), log.append({ ...record('fs:read_file'), args: { path: 'naïve "quoted" ✓.txt' } }), log.file);
+    log.close();
+    // docs/security.md: the signed bytes are the UTF-8 of the JSON of every field but `signature`,
+    // keys sorted, no whitespace; the signature is base64 Ed25519; `key` is sha256 of the SPKI DER.
+    const { signature, ...fields } = JSON.parse(JSON.stringify(receipt)) as Record<string, string | number>;
+    const signed = Buffer.from(`{${Object.keys(fields).sort().map((key) => `${JSON.stringify(key)}:${JSON.stringify(fields[key])}`).join(',')}}`, 'utf8');
+    const publicKey = createPublicKey(readFileSync(join(ws.root, 'keys', 'receipt.pub'), 'utf8'));
+    expect(verify(null, signed, publicKey, Buffer.from(String(signature), 'base64'))).toBe(true);
+    expect(verify(null, Buffer.from(signed.toString().replace('"seq":1', '"seq":2')), publicKey, Buffer.from(String(signature), 'base64'))).toBe(false);
+    expect(fields['key']).toBe(`sha256:${sha256Der(publicKey.export({ type: 'spki', format: 'der' }))}`);
   });
 });
+
+function sha256Der(der: Buffer): string {
+  return createHash('sha256').update(der).digest('hex');
+}
 
 /** The canonical form as first written (entries, filter, sort, map): what every chain on disk was hashed with. */
 function referenceCanonical(value: unknown): string {

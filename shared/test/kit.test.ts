@@ -7,7 +7,7 @@ import {
   compose,
   createToolServer,
   defineTool,
-  loadReceiptKey,
+  parsePublicKey,
   PermissionGate,
   serverPolicySchema,
   textReply,
@@ -476,7 +476,7 @@ describe('audit and receipts', () => {
     const denied = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
     const receipt = ok._meta?.['bulkhead/receipt'] as Receipt;
     expect(receipt).toMatchObject({ server: 'demo', tool: 'demo:echo', seq: 1 });
-    expect(verifyReceipt(loadReceiptKey(join(controlDir, 'keys', 'receipt.key')), receipt)).toBe(true);
+    expect(verifyReceipt({ publicKey: parsePublicKey(readFileSync(join(controlDir, 'keys', 'receipt.pub'), 'utf8')) }, receipt)).toBe(true);
     expect(receipt.entry_hash).toBe(auditLines(auditFile)[0].hash);
     expect(failed._meta?.['bulkhead/receipt']).toBeUndefined();
     expect(denied._meta?.['bulkhead/receipt']).toBeUndefined();

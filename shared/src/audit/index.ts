@@ -5,3 +5,5 @@ export * from './log.js';
 export * from './verify.js';
 export * from './receipts.js';
 export * from './layout.js';
+export * from './head.js';
+export * from './receipt-check.js';

@@ -1,32 +1,54 @@
+import { createHash } from 'node:crypto';
 import { processAlive } from '../processes.js';
-import { closeSync, constants, fstatSync, ftruncateSync, linkSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
 import type { AuditEntry, AuditRecord } from './entry.js';
+import { encodeHead, HEAD_RECORD_BYTES, headFileOf, readHeadRecord, type HeadRecord } from './head.js';
 
 const TAIL_WINDOW = 256 * 1024;
+const NEWLINE = 0x0a;
 
-/** Reads the last complete line of a file, looking back from 4 KiB up to 256 KiB. */
-function lastLine(fd: number, size: number): string | undefined {
+/** The last record of a chain as far as resuming it needs: where it stands and what it chains to. */
+interface Tip {
+  readonly seq: number;
+  readonly hash: string;
+  readonly prev: string;
+}
+
+const GENESIS_TIP: Tip = { seq: 0, hash: GENESIS_HASH, prev: GENESIS_HASH };
+
+/** The end of a chain file: its last whole line, where that line ends, and any bytes after it. */
+interface Tail {
+  readonly lastLine: string | undefined;
+  readonly wholeSize: number;
+  readonly trailing: Buffer;
+}
+
+/** Reads the end of a file, looking back from 4 KiB up to 256 KiB; undefined when its last line is longer. */
+function readTail(fd: number, size: number): Tail | undefined {
+  if (size === 0) return { lastLine: undefined, wholeSize: 0, trailing: Buffer.alloc(0) };
   for (let window = 4096; ; window *= 4) {
     const length = Math.min(size, window);
     const buffer = Buffer.allocUnsafe(length);
     readSync(fd, buffer, 0, length, size - length);
-    const text = buffer.toString('utf8').replace(/\n+$/, '');
-    const start = text.lastIndexOf('\n');
-    if (start !== -1 || length === size || window >= TAIL_WINDOW) return text.slice(start + 1) || undefined;
+    const wholeFile = length === size;
+    const lastNewline = buffer.lastIndexOf(NEWLINE);
+    const lineStart = lastNewline > 0 ? buffer.lastIndexOf(NEWLINE, lastNewline - 1) + 1 : 0;
+    if (lastNewline === -1 ? wholeFile : lineStart > 0 || wholeFile) {
+      if (lastNewline === -1) return { lastLine: undefined, wholeSize: 0, trailing: buffer };
+      return { lastLine: buffer.subarray(lineStart, lastNewline).toString('utf8'), wholeSize: size - length + lastNewline + 1, trailing: buffer.subarray(lastNewline + 1) };
+    }
+    if (window >= TAIL_WINDOW) return undefined;
   }
 }
 
-/** The chain's head from the file's last line; genesis for an empty file, undefined for a corrupt one. */
-function readHead(fd: number): { hash: string; seq: number } | undefined {
-  const tail = lastLine(fd, fstatSync(fd).size);
-  if (!tail) return { hash: GENESIS_HASH, seq: 0 };
+function parseTip(line: string): Tip | undefined {
   try {
-    const last = JSON.parse(tail) as Partial<AuditEntry>;
-    if (typeof last.hash === 'string' && typeof last.seq === 'number') return { hash: last.hash, seq: last.seq };
+    const record = JSON.parse(line) as Partial<Tip>;
+    if (typeof record.hash === 'string' && typeof record.seq === 'number' && typeof record.prev === 'string') return { seq: record.seq, hash: record.hash, prev: record.prev };
   } catch {
-    // not JSON: treated as corrupt below
+    // not JSON: not a record
   }
   return undefined;
 }
@@ -69,7 +91,18 @@ function claim(file: string): boolean {
   return false;
 }
 
-function readHolder(owner: string): number | undefined {
+function release(file: string): void {
+  const owner = `${file}.owner`;
+  if (!owned.delete(owner)) return;
+  try {
+    unlinkSync(owner);
+  } catch {
+    // already gone
+  }
+}
+
+/** The pid in a chain's owner file, if it has one that names a pid. */
+export function readHolder(owner: string): number | undefined {
   try {
     const pid = Number(readFileSync(owner, 'utf8').trim());
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
@@ -92,11 +125,38 @@ function installReleaseHook(): void {
   });
 }
 
+/** `<namespace>.<digits>.jsonl`: the chains beside a namespace's main file (other processes', or fresh ones). */
+export function isSiblingChain(mainFile: string, name: string): boolean {
+  const namespace = basename(mainFile).replace(/\.jsonl$/, '');
+  return name.startsWith(`${namespace}.`) && /^\.\d+\.jsonl$/.test(name.slice(namespace.length));
+}
+
+function siblingChains(mainFile: string): string[] {
+  const dir = dirname(mainFile);
+  return readdirSync(dir)
+    .filter((name) => isSiblingChain(mainFile, name))
+    .sort()
+    .map((name) => join(dir, name));
+}
+
 /**
- * An append-only, hash-chained JSON-lines file with one writer. The first process to log for a
- * namespace owns `<namespace>.jsonl`; another process that runs at the same time writes its own
- * chain to `<namespace>.<pid>.jsonl` beside it. So an append is one `write` on a descriptor kept
- * open, with no lock, and no two writers ever interleave in one chain.
+ * A sibling without an owner file named for a live process other than this one: a writer of a
+ * version that made no owner files may still be appending to it.
+ */
+function heldByUnclaimedWriter(file: string): boolean {
+  if (existsSync(`${file}.owner`)) return false;
+  const pid = Number(/\.(\d+)\.jsonl$/.exec(file)?.[1]);
+  return pid !== process.pid && pid < 2 ** 31 && processAlive(pid);
+}
+
+/**
+ * An append-only, hash-chained JSON-lines file with one writer, anchored by a head record
+ * (`<file>.head`: last seq, last hash, size) rewritten in place after every line, so a cut tail
+ * is found. The first process to log for a namespace owns `<namespace>.jsonl`; another one that
+ * runs at the same time adopts a `<namespace>.<n>.jsonl` whose owner died, or starts its own
+ * `<namespace>.<pid>.jsonl`. So an append is two writes on descriptors kept open, with no lock,
+ * no two writers ever interleave in one chain, and the files number at most the writers that
+ * ever ran at once.
  */
 export class AuditLog {
   private static readonly shared = new Map<string, AuditLog>();
@@ -112,10 +172,12 @@ export class AuditLog {
   }
 
   private fd: number | undefined;
+  private headFd: number | undefined;
   /** Size of the file after our last complete line: where a torn write is cut back to. */
   private size = 0;
-  private head: { hash: string; seq: number } = { hash: GENESIS_HASH, seq: 0 };
-  /** The file this process writes: the requested one, or its own beside it. */
+  private head: Tip = GENESIS_TIP;
+  private headWriteFailed = false;
+  /** The file this process writes: the requested one, or one beside it. */
   file: string;
 
   constructor(readonly requestedFile: string) {
@@ -127,20 +189,64 @@ export class AuditLog {
     // Made on the first append, not when a server starts: a server that answered no call leaves
     // no audit folder behind (`bulkhead tools` in an empty folder keeps it empty).
     mkdirSync(dirname(this.requestedFile), { recursive: true, mode: 0o700 });
-    if (!claim(this.requestedFile)) this.file = this.requestedFile.replace(/\.jsonl$/, `.${process.pid}.jsonl`);
-    let fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
-    const head = readHead(fd);
-    if (head) this.head = head;
-    else {
-      // The last line is not an entry (a torn write, or tampering): the verifier will report that
-      // file, and calls go on being audited in a fresh chain beside it.
-      closeSync(fd);
-      this.file = this.requestedFile.replace(/\.jsonl$/, `.${Date.now()}.jsonl`);
-      fd = openSync(this.file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | constants.O_EXCL, 0o600);
+    const siblings = siblingChains(this.requestedFile);
+    for (const candidate of [this.requestedFile, ...siblings]) {
+      if (candidate !== this.requestedFile && heldByUnclaimedWriter(candidate)) continue;
+      if (!claim(candidate)) continue;
+      if (this.resume(candidate, siblings)) return this.fd!;
+      // Its end does not match its head (cut, edited, or an older version's log): it is left as
+      // it is for the verifier to report, and calls go on being audited elsewhere.
+      release(candidate);
     }
+    const mine = this.requestedFile.replace(/\.jsonl$/, `.${process.pid}.jsonl`);
+    const fresh = !existsSync(mine) && claim(mine) ? mine : this.requestedFile.replace(/\.jsonl$/, `.${Date.now()}.jsonl`);
+    if (fresh !== mine && !claim(fresh)) throw new Error(`cannot start an audit chain at ${fresh}: another process holds it`);
+    if (!this.resume(fresh, siblings)) throw new Error(`cannot start an audit chain at ${fresh}: it is not empty`);
+    return this.fd!;
+  }
+
+  /**
+   * Opens `file` to go on with its chain, if its end agrees with its head record. A torn last
+   * line (a writer that died mid-write) is closed with a `torn` record; a chain opened while
+   * others exist records their heads in an `anchor` record. False when the file is not to be
+   * written (nothing was changed then).
+   */
+  private resume(file: string, siblings: readonly string[]): boolean {
+    const fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
+    const size = fstatSync(fd).size;
+    const tail = readTail(fd, size);
+    const lastWhole = tail?.lastLine === undefined ? (tail ? GENESIS_TIP : undefined) : parseTip(tail.lastLine);
+    if (!tail || !lastWhole) {
+      closeSync(fd);
+      return false;
+    }
+    let tip = lastWhole;
+    let repair: 'none' | 'newline' | 'torn' = 'none';
+    if (tail.trailing.length > 0) {
+      // A write cut just before its newline leaves a whole record; anything else is torn.
+      const whole = parseTip(tail.trailing.toString('utf8'));
+      if (whole && whole.seq === lastWhole.seq + 1 && whole.prev === lastWhole.hash) {
+        tip = whole;
+        repair = 'newline';
+      } else repair = 'torn';
+    }
+    if (!agreesWithHead(readHeadRecord(file), size, tail.wholeSize, lastWhole, repair === 'none')) {
+      closeSync(fd);
+      return false;
+    }
+    this.file = file;
     this.fd = fd;
-    this.size = fstatSync(fd).size;
-    return fd;
+    this.headFd = openSync(headFileOf(file), constants.O_RDWR | constants.O_CREAT, 0o600);
+    this.size = size;
+    this.head = tip;
+    if (repair === 'newline') this.writeRaw(fd, Buffer.from('\n'));
+    if (repair === 'torn') {
+      this.writeRaw(fd, Buffer.from('\n'));
+      this.appendBody({ v: 1, seq: tip.seq + 1, time: new Date().toISOString(), kind: 'torn', torn_bytes: tail.trailing.length, torn_sha256: sha256Bytes(tail.trailing), prev: tip.hash });
+    } else this.writeHead();
+    const chains = anchorsOf(siblings.concat(this.requestedFile).filter((other) => other !== file));
+    if (Object.keys(chains).length > 0) this.appendBody({ v: 1, seq: this.head.seq + 1, time: new Date().toISOString(), kind: 'anchor', chains, prev: this.head.hash });
+    return true;
   }
 
   /**
@@ -148,7 +254,7 @@ export class AuditLog {
    * cut back and the file reopened on the next append, so the chain on disk stays whole.
    */
   append(record: AuditRecord, time: Date = new Date()): AuditEntry {
-    const fd = this.open();
+    this.open();
     const prev = this.head.hash;
     const seq = this.head.seq + 1;
     const canonicalArgs = canonicalJson(record.args);
@@ -161,35 +267,94 @@ export class AuditLog {
       prev,
     };
     const entry: AuditEntry = { ...body, hash: entryHash(prev, body, canonicalArgs) };
-    const line = Buffer.from(`${JSON.stringify(entry)}\n`);
+    this.writeLine(entry);
+    return entry;
+  }
+
+  private appendBody(body: Record<string, unknown> & { seq: number; prev: string }): void {
+    this.writeLine({ ...body, hash: entryHash(body.prev, body) });
+  }
+
+  private writeLine(record: { seq: number; hash: string; prev: string }): void {
+    this.writeRaw(this.fd!, Buffer.from(`${JSON.stringify(record)}\n`));
+    this.head = { seq: record.seq, hash: record.hash, prev: record.prev };
+    this.writeHead();
+  }
+
+  private writeRaw(fd: number, bytes: Buffer): void {
     let written = 0;
     try {
-      written = writeSync(fd, line);
+      written = writeSync(fd, bytes);
     } catch (error) {
       this.abandonDescriptor(fd);
       throw new Error(`cannot append to the audit log ${this.file}: ${(error as Error).message}`);
     }
-    if (written !== line.length) {
+    if (written !== bytes.length) {
       this.abandonDescriptor(fd);
-      throw new Error(`cannot append to the audit log ${this.file}: only ${written} of ${line.length} bytes were written (is the disk full?)`);
+      throw new Error(`cannot append to the audit log ${this.file}: only ${written} of ${bytes.length} bytes were written (is the disk full?)`);
     }
     this.size += written;
-    this.head = { hash: entry.hash, seq };
-    return entry;
+  }
+
+  /**
+   * Rewrites the head record in place. The line is already written when this fails, so the call
+   * is not failed for it: the next append writes the whole record again, and until one does the
+   * verifier reports the head as behind.
+   */
+  private writeHead(): void {
+    const record = encodeHead({ v: 1, seq: this.head.seq, hash: this.head.hash, size: this.size });
+    try {
+      if (writeSync(this.headFd!, record, 0, HEAD_RECORD_BYTES, 0) === HEAD_RECORD_BYTES) {
+        this.headWriteFailed = false;
+        return;
+      }
+    } catch {
+      // reported below, once
+    }
+    if (!this.headWriteFailed) process.stderr.write(`bulkhead: cannot update the audit head record ${headFileOf(this.file)}; it is rewritten with the next entry\n`);
+    this.headWriteFailed = true;
   }
 
   private abandonDescriptor(fd: number): void {
     try {
       ftruncateSync(fd, this.size);
     } catch {
-      // a torn line left behind starts a fresh chain on reopening
+      // a torn line left behind is closed with a torn record on reopening
     }
-    closeSync(fd);
-    this.fd = undefined;
+    this.close();
   }
 
   close(): void {
     if (this.fd !== undefined) closeSync(this.fd);
+    if (this.headFd !== undefined) closeSync(this.headFd);
     this.fd = undefined;
+    this.headFd = undefined;
   }
+}
+
+function sha256Bytes(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
+/**
+ * Whether a chain's end is where its head record says: at the last whole line, or (only when
+ * nothing follows that line) one entry past the head, from a writer that died between its two
+ * writes. A file with no head must be empty: anything else was cut, or an older version wrote it.
+ */
+function agreesWithHead(reading: ReturnType<typeof readHeadRecord>, size: number, wholeSize: number, lastWhole: Tip, endsClean: boolean): boolean {
+  if (reading.state === 'missing') return size === 0;
+  if (reading.state === 'invalid') return false;
+  const head: HeadRecord = reading.head;
+  if (head.seq === lastWhole.seq) return head.hash === lastWhole.hash && head.size === wholeSize;
+  return endsClean && head.seq === lastWhole.seq - 1 && head.hash === lastWhole.prev;
+}
+
+/** The heads of the other chains of a namespace, by file name. */
+function anchorsOf(files: readonly string[]): Record<string, { seq: number; hash: string }> {
+  const chains: Record<string, { seq: number; hash: string }> = {};
+  for (const file of files) {
+    const reading = readHeadRecord(file);
+    if (reading.state === 'found' && reading.head.seq > 0) chains[basename(file)] = { seq: reading.head.seq, hash: reading.head.hash };
+  }
+  return chains;
 }

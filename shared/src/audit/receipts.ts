@@ -1,46 +1,102 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { closeSync, constants, mkdirSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { z } from 'zod';
+import { canonicalJson } from './chain.js';
 import type { AuditEntry } from './entry.js';
 
-export interface Receipt {
-  readonly v: 1;
-  readonly server: string;
-  readonly tool: string;
-  readonly seq: number;
-  readonly time: string;
-  readonly entry_hash: string;
-  readonly signature: string;
+/**
+ * A receipt for one successful call, as returned in `_meta["bulkhead/receipt"]`. `signature` is
+ * Ed25519 (RFC 8032) over the UTF-8 bytes of the canonical JSON of every other field: keys sorted,
+ * no whitespace, strings as JSON.stringify writes them. `key` is the SHA-256 of the public key's
+ * DER (SPKI) form, `chain` the audit file (in the control-plane folder's audit/) that holds the
+ * entry at `seq` whose hash is `entry_hash`.
+ */
+export const receiptSchema = z.strictObject({
+  v: z.literal(2),
+  alg: z.literal('Ed25519'),
+  key: z.string().regex(/^sha256:[0-9a-f]{64}$/),
+  server: z.string(),
+  tool: z.string(),
+  chain: z.string(),
+  seq: z.number().int().positive(),
+  time: z.string(),
+  entry_hash: z.string().regex(/^[0-9a-f]{64}$/),
+  signature: z.string().regex(/^[A-Za-z0-9+/]{86}==$/),
+});
+
+export type Receipt = z.output<typeof receiptSchema>;
+
+export interface ReceiptSigner {
+  readonly privateKey: KeyObject;
+  readonly publicKey: KeyObject;
+  /** `sha256:` and the hex SHA-256 of the public key's DER (SPKI) bytes. */
+  readonly fingerprint: string;
 }
 
-/** Reads the HMAC key, creating it (mode 0600, exclusively) on first use. */
-export function loadReceiptKey(file: string): Buffer {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+export function keyFingerprint(publicKey: KeyObject): string {
+  return `sha256:${createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex')}`;
+}
+
+/** The bytes a receipt's signature covers: the canonical JSON of all its fields but `signature`. */
+export function receiptSignedBytes(receipt: Omit<Receipt, 'signature'> & { signature?: string }): Buffer {
+  const { signature: _signature, ...fields } = receipt;
+  return Buffer.from(canonicalJson(fields), 'utf8');
+}
+
+/**
+ * Reads the signing key, creating the pair on first use: the private key (PKCS#8 PEM, mode 0600)
+ * appears whole in one link, so two servers starting at once agree on one key; the public key
+ * (SPKI PEM) beside it is written, or rewritten, from it by whoever loads it.
+ */
+export function loadReceiptSigner(privateKeyFile: string, publicKeyFile: string): ReceiptSigner {
+  mkdirSync(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
+  const pending = `${privateKeyFile}.${process.pid}.tmp`;
+  const { privateKey } = generateKeyPairSync('ed25519');
+  writeFileSync(pending, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
   try {
-    const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-    try {
-      writeSync(fd, randomBytes(32).toString('hex'));
-    } finally {
-      closeSync(fd);
-    }
+    linkSync(pending, privateKeyFile);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(pending);
   }
-  return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  const key = createPrivateKey(readFileSync(privateKeyFile));
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error(`${privateKeyFile} is not an Ed25519 private key`);
+  const publicKey = createPublicKey(key);
+  const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  if (readIfExists(publicKeyFile) !== publicPem) {
+    const tmp = `${publicKeyFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, publicPem, { mode: 0o644 });
+    renameSync(tmp, publicKeyFile);
+  }
+  return { privateKey: key, publicKey, fingerprint: keyFingerprint(publicKey) };
 }
 
-function sign(key: Buffer, fields: Omit<Receipt, 'signature'>): string {
-  return createHmac('sha256', key).update(`${fields.v}|${fields.server}|${fields.tool}|${fields.seq}|${fields.time}|${fields.entry_hash}`).digest('hex');
+function readIfExists(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }
 
-export function issueReceipt(key: Buffer, entry: AuditEntry): Receipt {
-  const fields = { v: 1 as const, server: entry.server, tool: entry.tool, seq: entry.seq, time: entry.time, entry_hash: entry.hash };
-  return { ...fields, signature: sign(key, fields) };
+/** A public key from a PEM (SPKI) file or the base64 of its 32 raw bytes. */
+export function parsePublicKey(text: string): KeyObject {
+  const trimmed = text.trim();
+  const key = trimmed.startsWith('-----BEGIN')
+    ? createPublicKey(trimmed)
+    : createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: Buffer.from(trimmed, 'base64').toString('base64url') }, format: 'jwk' });
+  if (key.asymmetricKeyType !== 'ed25519') throw new Error('not an Ed25519 public key');
+  return key;
 }
 
-export function verifyReceipt(key: Buffer, receipt: Receipt): boolean {
-  const { signature, ...fields } = receipt;
-  const expected = Buffer.from(sign(key, fields), 'hex');
-  const given = Buffer.from(signature, 'hex');
-  return expected.length === given.length && timingSafeEqual(expected, given);
+export function issueReceipt(signer: ReceiptSigner, entry: AuditEntry, chainFile: string): Receipt {
+  const fields = { v: 2 as const, alg: 'Ed25519' as const, key: signer.fingerprint, server: entry.server, tool: entry.tool, chain: basename(chainFile), seq: entry.seq, time: entry.time, entry_hash: entry.hash };
+  return { ...fields, signature: sign(null, receiptSignedBytes(fields), signer.privateKey).toString('base64') };
+}
+
+export function verifyReceipt(signer: Pick<ReceiptSigner, 'publicKey'>, receipt: Receipt): boolean {
+  return verify(null, receiptSignedBytes(receipt), signer.publicKey, Buffer.from(receipt.signature, 'base64'));
 }

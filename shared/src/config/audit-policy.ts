@@ -6,7 +6,7 @@ export const auditPolicySchema = z.strictObject({
   receipts: z
     .boolean()
     .default(false)
-    .describe('Return an HMAC-signed receipt in _meta of every successful call (never for denied or failed calls)'),
+    .describe('Return an Ed25519-signed receipt in _meta of every successful call (never for denied or failed calls); bulkhead audit key prints the public key'),
   redact_keys: z
     .array(z.string())
     .default([])

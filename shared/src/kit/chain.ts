@@ -1,6 +1,6 @@
 import { AuditLog } from '../audit/log.js';
-import { auditFile, receiptKeyFile } from '../audit/layout.js';
-import { issueReceipt, loadReceiptKey } from '../audit/receipts.js';
+import { auditFile, receiptPrivateKeyFile, receiptPublicKeyFile } from '../audit/layout.js';
+import { issueReceipt, loadReceiptSigner, type ReceiptSigner } from '../audit/receipts.js';
 import { redactArguments } from '../audit/redact.js';
 import type { AuditEntry, AuditRecord } from '../audit/entry.js';
 import type { AuditPolicy } from '../config/audit-policy.js';
@@ -15,16 +15,16 @@ import { errorResult, resultBytes } from './results.js';
 const MAX_HELD_RECORDS = 1000;
 
 /**
- * One audit file per namespace in the control-plane folder, plus the receipt key when enabled.
+ * One audit file per namespace in the control-plane folder, plus the receipt signing key when enabled.
  * When the log cannot be written (a full disk), the call that already ran still gets its result,
  * its record is held in memory, and no further call runs until the held records are written:
  * every call is audited, none is lost, and an unaudited call never starts.
  */
 export class CallAuditor {
   private readonly log: AuditLog | undefined;
-  /** Where the receipt key lives when receipts are on; read, or made, on the first receipt. */
-  private readonly receiptKeyPath: string | undefined;
-  private receiptKey: Buffer | undefined;
+  /** The control-plane folder when receipts are on: its keys/ holds the signing key, read or made on the first receipt. */
+  private readonly receiptKeysIn: string | undefined;
+  private receiptSigner: ReceiptSigner | undefined;
   private held: { record: AuditRecord; time: Date }[] = [];
   private droppedRecords = 0;
   private failure: string | undefined;
@@ -35,7 +35,7 @@ export class CallAuditor {
     private readonly policy: AuditPolicy,
   ) {
     this.log = policy.enabled ? AuditLog.at(auditFile(controlDir, namespace)) : undefined;
-    this.receiptKeyPath = policy.enabled && policy.receipts ? receiptKeyFile(controlDir) : undefined;
+    this.receiptKeysIn = policy.enabled && policy.receipts ? controlDir : undefined;
   }
 
   /**
@@ -43,14 +43,15 @@ export class CallAuditor {
    * no call writes nothing. A key that cannot be made leaves the call, which already ran and was
    * audited, without a receipt: failing it now would invite running it again.
    */
-  private signingKey(): Buffer | undefined {
-    if (this.receiptKey || !this.receiptKeyPath) return this.receiptKey;
+  private signingKey(): ReceiptSigner | undefined {
+    if (this.receiptSigner || !this.receiptKeysIn) return this.receiptSigner;
+    const privateKeyFile = receiptPrivateKeyFile(this.receiptKeysIn);
     try {
-      this.receiptKey = loadReceiptKey(this.receiptKeyPath);
+      this.receiptSigner = loadReceiptSigner(privateKeyFile, receiptPublicKeyFile(this.receiptKeysIn));
     } catch (error) {
-      process.stderr.write(`bulkhead ${this.namespace}: no receipt for this call: the receipt key ${this.receiptKeyPath} cannot be made (${errorMessage(error)})\n`);
+      process.stderr.write(`bulkhead ${this.namespace}: no receipt for this call: the receipt key ${privateKeyFile} cannot be made (${errorMessage(error)})\n`);
     }
-    return this.receiptKey;
+    return this.receiptSigner;
   }
 
   /** Records a call that never reached a tool (an unknown name, say). */
@@ -169,9 +170,9 @@ export class CallAuditor {
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         bytes_out: resultBytes(result),
       });
-      const key = entry && outcome === 'ok' ? this.signingKey() : undefined;
-      if (entry && key) {
-        state.result = { ...result, _meta: { ...result._meta, 'bulkhead/receipt': issueReceipt(key, entry) } };
+      const signer = entry && outcome === 'ok' ? this.signingKey() : undefined;
+      if (entry && signer && this.log) {
+        state.result = { ...result, _meta: { ...result._meta, 'bulkhead/receipt': issueReceipt(signer, entry, this.log.file) } };
       }
     };
   }

@@ -22,12 +22,13 @@ const PROFILE_FLAG = '--profile NAME       expose only what this profile of bulk
 export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
   start: {
     summary: 'the gateway over the current folder (stdio, or --http HOST:PORT)',
-    usage: 'bulkhead start [--root DIR]... [--config DIR] [--profile NAME] [--http HOST:PORT] [--token-file FILE] [--allow-origin O]... [--allow-host H]...',
+    usage: 'bulkhead start [--root DIR]... [--config DIR] [--profile NAME] [--http HOST:PORT] [--token-file FILE | --no-auth] [--allow-origin O]... [--allow-host H]...',
     options: {
       ...FOLDERS,
       profile: { type: 'string' },
       http: { type: 'string' },
       'token-file': { type: 'string' },
+      'no-auth': { type: 'boolean' },
       'allow-origin': { type: 'string', multiple: true },
       'allow-host': { type: 'string', multiple: true },
     },
@@ -35,7 +36,8 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
       ...FOLDER_FLAGS,
       PROFILE_FLAG,
       '--http HOST:PORT     serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a free one)',
-      '--token-file FILE    require this bearer token (mandatory beyond loopback)',
+      '--token-file FILE    require this bearer token (default: a token made at the first start, kept in <control-plane folder>/keys/bulkhead.http.token)',
+      '--no-auth            serve HTTP without a bearer token (loopback only; any local process can then call tools)',
       '--allow-origin O     also accept this browser Origin (repeatable)',
       '--allow-host H       also accept this Host header name (repeatable)',
     ],
@@ -65,10 +67,14 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     flags: FOLDER_FLAGS,
   },
   audit: {
-    summary: "check the audit logs' hash chains",
-    usage: 'bulkhead audit verify [FILE]... [--root DIR]... [--config DIR]',
-    options: FOLDERS,
-    flags: FOLDER_FLAGS,
+    summary: "check the audit logs' chains and head records, or a receipt offline; print the receipt public key",
+    usage: 'bulkhead audit verify [FILE]... [--root DIR]... [--config DIR]\n       bulkhead audit verify --receipt FILE [--key PUBFILE] [--root DIR]... [--config DIR]\n       bulkhead audit key [--root DIR]... [--config DIR]',
+    options: { ...FOLDERS, receipt: { type: 'string' }, key: { type: 'string' } },
+    flags: [
+      '--receipt FILE       (verify) check this saved receipt (the JSON of _meta["bulkhead/receipt"]) instead of the chains',
+      '--key PUBFILE        (verify --receipt) the public key to check it with (PEM or raw base64); default: <config>/keys/receipt.pub',
+      ...FOLDER_FLAGS,
+    ],
   },
   config: {
     summary: 'write a commented control-plane folder (never overwrites)',
