@@ -7,7 +7,7 @@ import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { loadGateway } from './load.js';
 import { PinStore } from './pins.js';
-import { auditVerify } from './commands/audit-verify.js';
+import { auditKey, auditVerify, auditVerifyReceipt } from './commands/audit-verify.js';
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
 import { listTrash, purgeTrash, restoreFromTrash, type TrashOutput } from './commands/trash.js';
@@ -31,6 +31,8 @@ interface Flags {
   readonly 'allow-host'?: string[];
   readonly limit?: string;
   readonly to?: string;
+  readonly receipt?: string;
+  readonly key?: string;
   readonly help?: boolean;
 }
 
@@ -217,8 +219,18 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'audit': {
-      if (positionals[0] !== 'verify') throw new UsageError('usage: bulkhead audit verify [FILE...]');
-      const report = auditVerify(setupFrom(values).controlDir, positionals.slice(1));
+      const [action, ...files] = positionals;
+      const usage = 'usage: bulkhead audit verify [FILE...] | bulkhead audit verify --receipt FILE [--key PUBFILE] | bulkhead audit key';
+      if (action === 'key' && files.length === 0 && values.receipt === undefined && values.key === undefined) {
+        const shown = auditKey(setupFrom(values).controlDir);
+        (shown.exitCode === 0 ? process.stdout : process.stderr).write(shown.text);
+        return shown.exitCode;
+      }
+      if (action !== 'verify') throw new UsageError(usage);
+      if (values.key !== undefined && values.receipt === undefined) throw new UsageError(`--key goes with --receipt FILE; ${usage}`);
+      if (values.receipt !== undefined && files.length > 0) throw new UsageError(`--receipt checks one receipt and takes no audit files; ${usage}`);
+      const controlDir = setupFrom(values).controlDir;
+      const report = values.receipt !== undefined ? auditVerifyReceipt(controlDir, values.receipt, values.key) : auditVerify(controlDir, files);
       for (const line of report.lines) process.stdout.write(`${line}\n`);
       return report.exitCode;
     }
