@@ -46,8 +46,11 @@ export interface ToolPattern {
   readonly argument?: ArgumentMatcher;
 }
 
+/** The key of `(*=glob)`: any string argument, at any depth of objects and arrays. */
+export const ANY_ARGUMENT = '*';
+
 export interface ArgumentMatcher {
-  /** Named argument (`(path=src/**)`), or undefined for the tool's declared subject argument. */
+  /** Named argument (`(path=src/**)`), ANY_ARGUMENT (`(*=**\/.env*)`), or undefined for the tool's declared subject argument. */
   readonly key?: string;
   readonly matches: (value: string) => boolean;
 }
@@ -56,7 +59,8 @@ const PATTERN_WITH_ARGUMENT = /^([^()]+)\((.*)\)$/s;
 
 /**
  * Parses a tool pattern: `fs` and `fs:*` mean every tool of a namespace, `*:read_*` and other globs
- * match qualified names, and a trailing `(glob)` or `(key=glob)` narrows by argument.
+ * match qualified names, and a trailing `(glob)`, `(key=glob)` or `(*=glob)` (any argument)
+ * narrows by argument.
  */
 export function parseToolPattern(source: string): ToolPattern {
   const trimmed = source.trim();
@@ -67,7 +71,7 @@ export function parseToolPattern(source: string): ToolPattern {
   const pattern: ToolPattern = { source: trimmed, matchesName: (qualified) => nameMatcher(qualified) };
   if (!withArgument) return pattern;
   const inner = withArgument[2]!;
-  const keyed = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(inner);
+  const keyed = /^(\*|[A-Za-z_][A-Za-z0-9_-]*)=(.*)$/s.exec(inner);
   const valueGlob = keyed ? keyed[2]! : inner;
   return {
     ...pattern,
@@ -78,11 +82,20 @@ export function parseToolPattern(source: string): ToolPattern {
 /**
  * Argument globs compare whole strings where only `*` and `?` are special, so that
  * `git status*` matches `git status --short` and a `/` in a command is an ordinary character.
+ * As in a path glob, `**\/` may also stand for no folder at all and a trailing `/**` for none
+ * below, so `**\/.env*` matches `.env` and `src/**` matches `src`.
  */
 export function globOverText(glob: string): (value: string) => boolean {
   let source = '^';
-  for (const char of glob) {
-    if (char === '*') source += '[\\s\\S]*';
+  for (let index = 0; index < glob.length; index++) {
+    const char = glob[index]!;
+    if (glob.startsWith('**/', index)) {
+      source += '(?:[\\s\\S]*/)?';
+      index += 2;
+    } else if (glob.startsWith('/**', index) && index + 3 === glob.length) {
+      source += '(?:/[\\s\\S]*)?';
+      index += 2;
+    } else if (char === '*') source += '[\\s\\S]*';
     else if (char === '?') source += '[\\s\\S]';
     else source += char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
   }

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -34,10 +35,11 @@ import {
   type RiskAssessor,
   type ToolServer,
 } from '@bulkhead/core';
+import { protectedArgumentRefusal, ToolError, untrustedErrorMessage, untrustedResult } from '@bulkhead/core';
 import { Catalog, type CatalogEntry } from './catalog.js';
 import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
-import type { GatewayConfig, ToolPolicy } from './config/schema.js';
+import { GATEWAY_CONFIG_FILE, type GatewayConfig, type ToolPolicy } from './config/schema.js';
 import { MAX_CHILD_MESSAGE_BYTES } from './downstream/child-transport.js';
 import { DEFAULT_START_LIMITS, Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
 import { callTool } from './meta/call_tool.js';
@@ -221,7 +223,57 @@ export function createGateway(options: GatewayOptions): Gateway {
     };
   }
 
+  /**
+   * The default deny of the protected set on a third-party tool's path-like arguments, after the
+   * pre_tool hooks (it checks the arguments that will be sent) and before the gate; undefined for
+   * a server trusted with paths.
+   */
+  const protectedPathsMiddleware = (entry: CatalogEntry, gate: GateMode, downstream: Downstream): Middleware<CallState> | undefined => {
+    if (downstream.spec.trust.has('paths')) return undefined;
+    const check = {
+      qualifiedName: entry.qualified,
+      inputSchema: entry.tool.inputSchema,
+      controlDir: options.controlDir,
+      trustFile: join(options.controlDir, GATEWAY_CONFIG_FILE),
+      ...(gate.kind === 'self' ? { permissions: gate.permissions } : {}),
+      ...(downstream.spec.kind === 'stdio' ? { cwd: downstream.spec.child.cwd } : {}),
+    };
+    return async (state, next) => {
+      const refusal = protectedArgumentRefusal({ ...check, args: state.args });
+      if (refusal !== undefined) {
+        state.decision = 'deny';
+        throw new ToolError(refusal, 'denied');
+      }
+      return next();
+    };
+  };
+  /**
+   * A third-party result as data, unless the server is trusted with results. It sits inside the
+   * output limit, so the limit bounds what the client gets, wrapper and all (head and tail keep
+   * both tags), and outside the post_tool hooks, so they see what the server returned.
+   */
+  const untrustedResultsMiddleware = (entry: CatalogEntry, downstream: Downstream): Middleware<CallState> | undefined => {
+    if (downstream.spec.trust.has('results')) return undefined;
+    const source = `${entry.namespace} (third-party MCP server)`;
+    return async (state, next) => {
+      try {
+        await next();
+      } catch (error) {
+        // A JSON-RPC error's message is the server's text as much as a result is.
+        if (error instanceof McpError && !state.signal.aborted) {
+          // The client's own prefix (`MCP error -32603: `) is said outside the wrapper: it is not the server's text.
+          const own = `MCP error ${error.code}: `;
+          const message = error.message.startsWith(own) ? error.message.slice(own.length) : error.message;
+          throw new ToolError(`${entry.qualified} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(source, message)}`, 'downstream_error');
+        }
+        throw error;
+      }
+      if (state.result) state.result = untrustedResult(source, state.result);
+    };
+  };
+
   const composeDownstreamChain = (entry: CatalogEntry, gate: GateMode) => {
+    const downstream = downstreams.get(entry.namespace)!;
     const validate = (state: CallState) => {
       // Depth and size first: a downstream JSON Schema walk recurses like zod does.
       checkArgumentBounds(state.rawArgs, entry.qualified, { maxBytes: MAX_CHILD_MESSAGE_BYTES });
@@ -231,12 +283,13 @@ export function createGateway(options: GatewayOptions): Gateway {
       auditor.middleware(),
       validateMiddleware(validate),
       hooks.preToolMiddleware(entry.qualified, validate),
+      protectedPathsMiddleware(entry, gate, downstream),
       gateMiddleware(gate),
       errorMiddleware,
       limitMiddleware(options.limits),
+      untrustedResultsMiddleware(entry, downstream),
       hooks.postToolMiddleware(entry.qualified),
       async (state) => {
-        const downstream = downstreams.get(entry.namespace)!;
         const token = state.extra._meta?.progressToken;
         state.result = await downstream.callTool(entry.tool.name, state.args, {
           signal: state.signal,

@@ -4,3 +4,4 @@ export * from './roots.js';
 export * from './files.js';
 export * from './tree.js';
 export * from './move.js';
+export * from './path-values.js';

@@ -1,5 +1,6 @@
 import { loadYamlFile } from '../config/yaml-file.js';
-import { parseToolPattern, type ToolPattern } from '../names.js';
+import { ANY_ARGUMENT, parseToolPattern, type ArgumentMatcher, type ToolPattern } from '../names.js';
+import { canonicalPathValue, isPathLikeName, isPathValue, pathValueForms } from '../paths/path-values.js';
 import { permissionsSchema, PERMISSIONS_FILE, type Autonomy, type Risk } from './schema.js';
 
 type ListName = 'allow' | 'ask' | 'deny' | 'always_ask';
@@ -69,6 +70,23 @@ export class PermissionGate {
     return line ? `${this.file} line ${line}` : this.file;
   }
 
+  /**
+   * The allow rule that names this value of this argument (`tool(key=glob)` or `tool(*=glob)`),
+   * if any: the one thing that lifts the default deny of the protected set for a third-party
+   * tool. A rule without an argument matcher, or autonomy, does not.
+   */
+  allowRuleFor(qualifiedName: string, key: string, value: string): string | undefined {
+    const rule = this.rules.find(
+      (candidate) =>
+        candidate.list === 'allow' &&
+        candidate.pattern.argument !== undefined &&
+        (candidate.pattern.argument.key === key || candidate.pattern.argument.key === ANY_ARGUMENT) &&
+        candidate.pattern.matchesName(qualifiedName) &&
+        candidate.pattern.argument.matches(value),
+    );
+    return rule?.pattern.source;
+  }
+
   private firstMatch(list: ListName, subject: CallSubject): Rule | undefined {
     return this.rules.find((rule) => rule.list === list && ruleMatches(rule.pattern, subject, list !== 'allow'));
   }
@@ -128,10 +146,52 @@ export class PermissionGate {
  */
 function ruleMatches(pattern: ToolPattern, subject: CallSubject, restrictive: boolean): boolean {
   if (!pattern.matchesName(subject.qualifiedName)) return false;
-  if (!pattern.argument) return true;
-  const key = pattern.argument.key ?? subject.subjectArg;
+  const argument = pattern.argument;
+  if (!argument) return true;
+  if (argument.key === ANY_ARGUMENT) return anyArgumentMatches(argument, subject.args, restrictive);
+  const key = argument.key ?? subject.subjectArg;
   if (!key) return restrictive;
   const value = subject.args[key];
-  if (typeof value !== 'string') return false;
-  return pattern.argument.matches(value);
+  return value !== undefined && valueMatches(argument, key, value, restrictive);
+}
+
+/**
+ * One argument's value. An array matches a restrictive rule when any item does and an allow when
+ * every item does; a number or boolean is compared as its text; what a glob cannot read (an
+ * object, null) matches a restrictive rule and never an allow.
+ */
+function valueMatches(argument: ArgumentMatcher, key: string, value: unknown, restrictive: boolean): boolean {
+  if (typeof value === 'string') return textMatches(argument, key, value, restrictive);
+  if (typeof value === 'number' || typeof value === 'boolean') return argument.matches(String(value));
+  if (Array.isArray(value)) {
+    return restrictive ? value.some((item) => valueMatches(argument, key, item, true)) : value.length > 0 && value.every((item) => valueMatches(argument, key, item, false));
+  }
+  return restrictive;
+}
+
+/**
+ * A path (by its argument's name, or a `file:` URL) is compared as a server would take it: an
+ * allow by its canonical form only, so `src/../.env` is not under `src/*`; a restrictive rule by
+ * every form it could take, so `./.env`, `a/../.env` and `file:///p/%2Eenv` are all `.env`.
+ */
+function textMatches(argument: ArgumentMatcher, key: string, value: string, restrictive: boolean): boolean {
+  if (!isPathValue(value, isPathLikeName(key))) return argument.matches(value);
+  if (!restrictive) return argument.matches(canonicalPathValue(value));
+  return argument.matches(value) || pathValueForms(value).some(argument.matches);
+}
+
+/**
+ * `(*=glob)`: the string values anywhere in the arguments, each under the name it sits under. A
+ * restrictive rule matches when any does; an allow when there is one and every one does.
+ */
+function anyArgumentMatches(argument: ArgumentMatcher, args: Readonly<Record<string, unknown>>, restrictive: boolean): boolean {
+  const strings: { key: string; value: string }[] = [];
+  const collect = (value: unknown, key: string) => {
+    if (typeof value === 'string') strings.push({ key, value });
+    else if (Array.isArray(value)) for (const item of value) collect(item, key);
+    else if (value !== null && typeof value === 'object') for (const [inner, item] of Object.entries(value)) collect(item, inner);
+  };
+  for (const [key, value] of Object.entries(args)) collect(value, key);
+  if (restrictive) return strings.some(({ key, value }) => textMatches(argument, key, value, true));
+  return strings.length > 0 && strings.every(({ key, value }) => textMatches(argument, key, value, false));
 }

@@ -1,2 +1,3 @@
 export * from './schema.js';
 export * from './gate.js';
+export * from './protected-arguments.js';

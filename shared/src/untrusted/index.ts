@@ -1,2 +1,3 @@
 export * from './neutralize.js';
 export * from './wrap.js';
+export * from './result.js';
