@@ -18,6 +18,7 @@ import {
   CallAuditor,
   callerOf,
   compose,
+  ConnectionApprovals,
   errorMiddleware,
   errorResult,
   gateMiddleware,
@@ -25,6 +26,8 @@ import {
   parseArguments,
   checkArgumentBounds,
   parseToolPattern,
+  PREVIEW_BY_DRY_RUN,
+  PREVIEW_META,
   toJsonSchema,
   validateMiddleware,
   type AuditPolicy,
@@ -284,7 +287,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       validateMiddleware(validate),
       hooks.preToolMiddleware(entry.qualified, validate),
       protectedPathsMiddleware(entry, gate, downstream),
-      gateMiddleware(gate),
+      gateMiddleware(gate, { redactKeys: options.audit.redact_keys }),
       errorMiddleware,
       limitMiddleware(options.limits),
       untrustedResultsMiddleware(entry, downstream),
@@ -318,12 +321,25 @@ export function createGateway(options: GatewayOptions): Gateway {
     return chain;
   };
 
-  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit'>, gate: GateMode): Promise<CallToolResult> => {
+  /** A built-in's preview is its dry run; a third-party tool's claim to have one is not believed (its "dry run" might run). */
+  const dryRunPreview = (entry: CatalogEntry, signal: AbortSignal) =>
+    options.builtins.has(entry.namespace) && entry.tool._meta?.[PREVIEW_META] === PREVIEW_BY_DRY_RUN
+      ? async (args: Record<string, unknown>) => {
+          const result = await downstreams.get(entry.namespace)!.callTool(entry.tool.name, { ...args, dry_run: true }, { signal, timeoutMs: options.config.call_timeout_ms });
+          const text = result.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n');
+          if (result.isError) throw new Error(text);
+          return text;
+        }
+      : undefined;
+
+  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'>, gate: GateMode): Promise<CallToolResult> => {
+    const preview = dryRunPreview(entry, call.signal);
     const state: CallState = {
       target: {
         risk: entry.risk,
         ...(entry.subjectArg ? { subjectArg: entry.subjectArg } : {}),
         ...(options.riskAssessors?.has(entry.qualified) ? { assessRisk: options.riskAssessors.get(entry.qualified)! } : {}),
+        ...(preview ? { preview } : {}),
       },
       qualifiedName: entry.qualified,
       rawArgs: args ?? {},
@@ -332,6 +348,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       signal: call.signal,
       caller: call.caller,
       clientCanElicit: call.clientCanElicit,
+      ...(call.sessionApprovals ? { sessionApprovals: call.sessionApprovals } : {}),
       decision: 'none',
     };
     catalog.commitPins();
@@ -356,6 +373,7 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   async function connect(transport: Transport): Promise<Server> {
     const session = new LoadedTools(options.toolPolicy.max_active);
+    const approvals = new ConnectionApprovals();
     const server = new Server(
       { name: 'bulkhead-gateway', version: '0.1.0' },
       {
@@ -386,6 +404,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         signal: extra.signal,
         caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
+        // Reaches call_tool's calls too: its context's state is this object.
+        sessionApprovals: approvals.for(extra.authInfo?.token),
       };
       const name = request.params.name;
       const meta = exposedMeta.find((tool) => tool.name === name);
