@@ -43,8 +43,9 @@ function demoServer() {
   });
 }
 
+/** In-process, most guards are tried without a token (`noAuth`); the CLI's tokens are tried end to end. */
 async function start(options: { token?: string; maxBodyBytes?: number; allowedOrigins?: string[]; sessionIdleMs?: number } = {}) {
-  running = await serveHttp(demoServer(), { host: '127.0.0.1', port: 0, ...options });
+  running = await serveHttp(demoServer(), { host: '127.0.0.1', port: 0, noAuth: options.token === undefined, ...options });
   return running;
 }
 
@@ -131,10 +132,18 @@ describe('Streamable HTTP guards', () => {
     await stillServes(url, { authorization: `Bearer ${TOKEN}` });
   });
 
-  it('refuses to bind beyond loopback without a token', async () => {
-    const server = demoServer();
-    await expect(serveHttp(server, { host: '0.0.0.0', port: 0 })).rejects.toThrow(
-      'binding to 0.0.0.0 exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token',
+  it('refuses to bind beyond loopback without a token, noAuth or not', async () => {
+    for (const noAuth of [false, true]) {
+      await expect(serveHttp(demoServer(), { host: '0.0.0.0', port: 0, noAuth })).rejects.toThrow(
+        'binding to 0.0.0.0 exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token',
+      );
+      ws.cleanup();
+    }
+  });
+
+  it('refuses to serve loopback without a token unless noAuth says so', async () => {
+    await expect(serveHttp(demoServer(), { host: '127.0.0.1', port: 0 })).rejects.toThrow(
+      'serving HTTP needs a bearer token (token or tokens), or noAuth: true (--no-auth) to serve loopback without one',
     );
   });
 
@@ -174,16 +183,99 @@ describe('Streamable HTTP guards', () => {
     await stillServes(url);
   });
 
-  it('answers bad JSON with 400 and unknown sessions with 404', async () => {
+  it('answers unknown sessions with 404 and other paths with 404', async () => {
     const { url } = await start();
-    const bad = await post(url, {}, '{not json');
-    expect(bad.status).toBe(400);
     const unknown = await post(url, { 'mcp-session-id': 'nope' }, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
     expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'unknown or expired session; start a new one with initialize' } });
     expect((await fetch(url.replace('/mcp', '/other'))).status).toBe(404);
     await stillServes(url);
   });
 });
+
+/** POSTs raw bytes (fetch would re-encode a string) and returns the status and the JSON body. */
+async function postBytes(url: string, body: Uint8Array | string, headers: Record<string, string> = {}): Promise<{ status: number; type: string | null; body: unknown }> {
+  const response = await post(url, headers, body as string);
+  return { status: response.status, type: response.headers.get('content-type'), body: await response.json() };
+}
+
+const refusal = (code: number, message: string, id: string | number | null = null) => ({ status: 400, type: 'application/json', body: { jsonrpc: '2.0', id, error: { code, message } } });
+const NOT_JSON = refusal(-32700, 'Parse error: the message is not valid JSON');
+const BATCH = refusal(-32600, 'Invalid Request: batches are not supported: send one JSON-RPC message at a time (MCP removed batching in revision 2025-06-18)');
+const NOT_UTF8 = refusal(-32700, 'Parse error: the body is not valid UTF-8');
+
+describe('one JSON-RPC message per POST, every invalid one answered', () => {
+  it('refuses a batch, whether it opens a session or arrives in one, and runs none of it', async () => {
+    const { url } = await start();
+    expect(await postBytes(url, `[${INITIALIZE}]`)).toEqual(BATCH);
+    expect(await postBytes(url, ` \n [${INITIALIZE}, ${INITIALIZE}]`)).toEqual(BATCH);
+    expect(await postBytes(url, '[]')).toEqual(BATCH);
+    const init = await post(url);
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'ping', arguments: {} } });
+    expect(await postBytes(url, JSON.stringify([call(2), call(3)]), session)).toEqual(BATCH);
+    await stillServes(url);
+  });
+
+  it('refuses a body that is not strict UTF-8: an invalid byte, an overlong encoding, an encoded surrogate, a cut sequence', async () => {
+    const { url } = await start();
+    const [head, tail] = INITIALIZE.split('raw');
+    const bodies = [[0xff], [0xc0, 0xaf], [0xe0, 0x80, 0xaf], [0xed, 0xa0, 0x80], [0xe2, 0x82]].map((bytes) => Buffer.concat([Buffer.from(`${head}`), Buffer.from(bytes), Buffer.from(`${tail}`)]));
+    for (const body of bodies) expect(await postBytes(url, body), body.toString('hex')).toEqual(NOT_UTF8);
+    await stillServes(url);
+  });
+
+  it('refuses a body that starts with a byte order mark, an empty body and a JSON scalar', async () => {
+    const { url } = await start();
+    expect(await postBytes(url, Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(INITIALIZE)]))).toEqual(refusal(-32700, 'Parse error: the body starts with a UTF-8 byte order mark, which JSON text must not'));
+    expect(await postBytes(url, '')).toEqual(NOT_JSON);
+    expect(await postBytes(url, '{not json')).toEqual(NOT_JSON);
+    expect(await postBytes(url, '42')).toEqual(refusal(-32600, 'Invalid Request: a JSON-RPC message is an object, not number'));
+    expect(await postBytes(url, '"initialize"')).toEqual(refusal(-32600, 'Invalid Request: a JSON-RPC message is an object, not string'));
+    expect(await postBytes(url, 'null')).toEqual(refusal(-32600, 'Invalid Request: a JSON-RPC message is an object, not null'));
+    await stillServes(url);
+  });
+
+  it('answers an invalid request with its id, in a session and before one', async () => {
+    const { url } = await start();
+    const bad = (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"tools/list","params":null}`;
+    const PARAMS = 'Invalid Request: "params" must be an object when present';
+    expect(await postBytes(url, bad('7'))).toEqual(refusal(-32600, PARAMS, 7));
+    const init = await post(url);
+    const session = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    expect(await postBytes(url, bad('"s-1"'), session)).toEqual(refusal(-32600, PARAMS, 's-1'));
+    // The id as written: a client that reads 12345678901234567890 exactly gets it back exactly.
+    const huge = await post(url, session, '{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/list"}');
+    expect(huge.status).toBe(400);
+    expect(await huge.text()).toBe(`{"jsonrpc":"2.0","id":12345678901234567890,"error":{"code":-32600,"message":"Invalid Request: ${ID_RULE}"}}`);
+    expect(await postBytes(url, '{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list"}', session)).toEqual(refusal(-32600, `Invalid Request: ${ID_RULE}`));
+    // A notification gets no JSON-RPC answer; HTTP still needs a status, and 400 says it was not taken.
+    expect(await postBytes(url, '{"jsonrpc":"2.0","method":"notifications/initialized","params":null}', session)).toEqual(refusal(-32600, PARAMS));
+    await stillServes(url);
+  });
+
+  it('takes a lone surrogate escape as the valid JSON it is, and a chunked body within the limit', async () => {
+    const { url } = await start({ maxBodyBytes: 4096 });
+    const client = await connect(url);
+    const result = await client.callTool({ name: 'ping', arguments: { pad: '\ud800' } });
+    expect((result.content as { text: string }[])[0]!.text).toBe('pong');
+    const chunked = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: new ReadableStream({
+        start(controller) {
+          for (const piece of [INITIALIZE.slice(0, 10), INITIALIZE.slice(10)]) controller.enqueue(new TextEncoder().encode(piece));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(chunked.status).toBe(200);
+    expect(chunked.headers.get('mcp-session-id')).toBeTruthy();
+  });
+});
+
+const ID_RULE = 'the id must be a string or an integer from -(2^53-1) to 2^53-1 (not -0)';
 
 const whoami = defineTool<object, z.ZodObject>({
   name: 'whoami',

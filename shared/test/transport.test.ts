@@ -3,7 +3,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { BatchedWriter, parseJsonRpcLine, StdioTransport } from '@bulkhead/core';
+import { BatchedWriter, parseJsonRpcLine, readJsonRpcMessage, scanTopLevelId, StdioTransport, TopLevelIdScanner } from '@bulkhead/core';
 
 /** What the SDK makes of a line: the message, or the error's class and text. */
 function sdkReading(line: string): { message: JSONRPCMessage } | { error: string } {
@@ -67,6 +67,8 @@ const MALFORMED = [
   '{"jsonrpc":"2.0","id":9007199254740993,"method":"x"}',
 ];
 
+const ID_RULE = 'the id must be a string or an integer from -(2^53-1) to 2^53-1 (not -0)';
+
 describe('JSON-RPC lines', () => {
   it('reads every message exactly as the SDK does', () => {
     for (const line of VALID) {
@@ -88,6 +90,106 @@ describe('JSON-RPC lines', () => {
     const message = parseJsonRpcLine(VALID[11]!) as { params: Record<string, unknown> };
     expect(Object.prototype.hasOwnProperty.call(message.params, '__proto__')).toBe(false);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+  });
+});
+
+/** The JSON-RPC error a server answers with, as JSON text. */
+function errorText(id: string, code: number, message: string): string {
+  return `{"jsonrpc":"2.0","id":${id},"error":${JSON.stringify({ code, message })}}`;
+}
+
+describe('every invalid message a server is sent', () => {
+  const invalidRequest = (id: string, why: string) => errorText(id, -32600, `Invalid Request: ${why}`);
+  const PARSE = errorText('null', -32700, 'Parse error: the message is not valid JSON');
+  const answered: readonly (readonly [string, string])[] = [
+    ['garbage', PARSE],
+    ['{"jsonrpc":"2.0","id":1,"method":"x"', PARSE],
+    ['{"jsonrpc":"2.0","id":1,"method":"x"}}', PARSE],
+    ['42', invalidRequest('null', 'a JSON-RPC message is an object, not number')],
+    ['"text"', invalidRequest('null', 'a JSON-RPC message is an object, not string')],
+    ['null', invalidRequest('null', 'a JSON-RPC message is an object, not null')],
+    ['[]', invalidRequest('null', 'batches are not supported: send one JSON-RPC message at a time (MCP removed batching in revision 2025-06-18)')],
+    ['[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]', invalidRequest('null', 'batches are not supported: send one JSON-RPC message at a time (MCP removed batching in revision 2025-06-18)')],
+    ['{}', invalidRequest('null', '"jsonrpc" must be "2.0"')],
+    ['{"jsonrpc":"1.0","id":10,"method":"x"}', invalidRequest('10', '"jsonrpc" must be "2.0"')],
+    ['{"jsonrpc":"2.0","id":1,"method":"x","params":null}', invalidRequest('1', '"params" must be an object when present')],
+    ['{"jsonrpc":"2.0","id":"s","method":"x","params":[]}', invalidRequest('"s"', '"params" must be an object when present')],
+    ['{"jsonrpc":"2.0","id":3}', invalidRequest('3', 'a request needs a "method"')],
+    ['{"jsonrpc":"2.0","id":4,"method":7}', invalidRequest('4', '"method" must be a string')],
+    ['{"jsonrpc":"2.0","id":5,"method":"x","extra":1}', invalidRequest('5', 'unknown key "extra" (a request has jsonrpc, id, method and params)')],
+    ['{"jsonrpc":"2.0","id":1.5,"method":"x"}', invalidRequest('1.5', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":1e300,"method":"x"}', invalidRequest('1e300', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":12345678901234567890,"method":"x"}', invalidRequest('12345678901234567890', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":9007199254740992,"method":"x"}', invalidRequest('9007199254740992', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":-0,"method":"tools/list"}', invalidRequest('-0', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":{"a":1},"method":"x"}', invalidRequest('null', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":[1],"method":"x"}', invalidRequest('null', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":true,"method":"x"}', invalidRequest('null', ID_RULE)],
+    ['{"jsonrpc":"2.0","id":null,"method":"x"}', invalidRequest('null', ID_RULE)],
+    // The last id key is the one JSON.parse keeps; an escaped key is still `id`.
+    ['{"id":1,"jsonrpc":"2.0","\\u0069d":"esc","method":"x","extra":1}', invalidRequest('"esc"', 'unknown key "extra" (a request has jsonrpc, id, method and params)')],
+    ['{"params":{"id":99},"jsonrpc":"2.0","method":"x","id":"top","params":null}', invalidRequest('"top"', '"params" must be an object when present')],
+  ];
+
+  it('answers each with the JSON-RPC error that names its id as it was written, or null', () => {
+    for (const [line, reply] of answered) {
+      const read = readJsonRpcMessage(line);
+      expect(read.kind, line).toBe('invalid');
+      expect(read.kind === 'invalid' ? read.reply : undefined, line).toBe(reply);
+    }
+  });
+
+  it('answers no notification and no response, valid or not, but says what is wrong', () => {
+    const unanswered = [
+      ['{"jsonrpc":"2.0","method":"x","params":null}', 'Invalid Request: "params" must be an object when present'],
+      ['{"jsonrpc":"2.0","method":5}', 'Invalid Request: "method" must be a string'],
+      ['{"jsonrpc":"2.0","method":"x","extra":1}', 'Invalid Request: unknown key "extra" (a request has jsonrpc, id, method and params)'],
+      ['{"jsonrpc":"2.0","id":9,"result":[]}', expect.stringMatching(/^Invalid Request: not a valid response: /)],
+      ['{"jsonrpc":"2.0","id":9,"error":{"code":"x"}}', expect.stringMatching(/^Invalid Request: not a valid response: /)],
+    ] as const;
+    for (const [line, problem] of unanswered) expect(readJsonRpcMessage(line), line).toEqual({ kind: 'invalid', problem });
+  });
+
+  it('keeps every valid message as the SDK reads it, a lone surrogate escape included', () => {
+    for (const line of [...VALID, '{"jsonrpc":"2.0","id":0,"method":"x"}', '{"jsonrpc":"2.0","id":-5,"method":"x","params":{"path":"\\ud800"}}']) {
+      const sdk = sdkReading(line);
+      expect('message' in sdk, line).toBe(true);
+      expect(readJsonRpcMessage(line), line).toEqual({ kind: 'message', ...sdk });
+    }
+  });
+});
+
+describe('the top-level id of a JSON text', () => {
+  const cases: readonly (readonly [string, ReturnType<typeof scanTopLevelId>])[] = [
+    ['{"id":1}', { kind: 'echoable', raw: '1' }],
+    ['{ "a" : {"id":2} , "b":[{"id":3}], "id" : "x\\"y" }', { kind: 'echoable', raw: '"x\\"y"' }],
+    ['{"a":"\\\\","id":-1.5e+3}', { kind: 'echoable', raw: '-1.5e+3' }],
+    ['{"a":"\\",\\"id\\":4"}', { kind: 'none' }],
+    ['{"ids":1,"i":2,"idd":3}', { kind: 'none' }],
+    ['{"id":null}', { kind: 'unusable' }],
+    ['{"id":{"id":1}}', { kind: 'unusable' }],
+    ['{"id":[1]}', { kind: 'unusable' }],
+    ['{"id":1.2.3}', { kind: 'unusable' }],
+    [`{"id":"${'z'.repeat(300)}"}`, { kind: 'unusable' }],
+    ['{"id":1,"id":"second"}', { kind: 'echoable', raw: '"second"' }],
+    ['[{"id":1}]', { kind: 'none' }],
+    ['"id"', { kind: 'none' }],
+    ['{"method":"x"}', { kind: 'none' }],
+  ];
+
+  it('finds it wherever it stands, past nested ids and quoted look-alikes', () => {
+    for (const [text, found] of cases) expect(scanTopLevelId(text), text).toEqual(found);
+  });
+
+  it('finds the same however the text is cut into chunks', () => {
+    for (const [text, found] of cases) {
+      const bytes = Buffer.from(text);
+      for (let size = 1; size <= 7; size += 1) {
+        const scanner = new TopLevelIdScanner();
+        for (let at = 0; at < bytes.length; at += size) scanner.push(bytes.subarray(at, at + size));
+        expect(scanner.result(), `${text} in chunks of ${size}`).toEqual(found);
+      }
+    }
   });
 });
 
@@ -118,34 +220,75 @@ describe('stdio server transport', () => {
     '{"jsonrpc":"2.0","id":2,"result":{}}\n',
   ];
 
-  it('delivers the messages and reports the malformed lines as the SDK transport does', async () => {
+  it('delivers the messages the SDK transport delivers, and answers the lines it drops silently', async () => {
     const sdkIn = new PassThrough();
     const ourIn = new PassThrough();
+    const sink = new CountingSink();
     const expected = await drive(new StdioServerTransport(sdkIn, new CountingSink()), sdkIn, chunks);
-    const actual = await drive(new StdioTransport(ourIn, new CountingSink()), ourIn, chunks);
-    expect(actual).toEqual(expected);
-    expect(actual.filter((event) => event.startsWith('message'))).toHaveLength(3);
-    expect(actual.filter((event) => event.startsWith('error'))).toHaveLength(2);
-  });
-
-  it('answers a request past the limit with an error and goes on serving (the SDK transport closes instead)', async () => {
-    const sink = new CountingSink();
-    const stdin = new PassThrough();
-    const transport = new StdioTransport(stdin, sink, 1000);
-    const oversized = `{"jsonrpc":"2.0","method":"tools/call","params":{"pad":"${'x'.repeat(3000)}"},"id":7}\n`;
-    const seen = await drive(transport, stdin, [oversized.slice(0, 1500), oversized.slice(1500), '{"jsonrpc":"2.0","id":8,"method":"tools/list"}\n']);
-    const message = `a message of ${oversized.length - 1} bytes exceeds this server's limit of 1000 bytes; it was not processed`;
-    expect(seen).toEqual([`error Error: ${message}`, 'message {"jsonrpc":"2.0","id":8,"method":"tools/list"}']);
+    const reported: string[] = [];
+    const actual = await drive(new StdioTransport(ourIn, sink, undefined, (line) => reported.push(line)), ourIn, chunks);
+    const messages = (events: string[]) => events.filter((event) => event.startsWith('message'));
+    expect(messages(actual)).toEqual(messages(expected));
+    expect(messages(actual)).toHaveLength(3);
+    expect(expected.filter((event) => event.startsWith('error'))).toHaveLength(2);
+    expect(actual.filter((event) => event.startsWith('error'))).toEqual([
+      `error Error: Parse error: Unexpected token 'o', "not json" is not valid JSON`,
+      `error Error: Invalid Request: ${ID_RULE}`,
+    ]);
     await new Promise((resolve) => setImmediate(resolve));
-    expect(sink.writes.map((line) => JSON.parse(line) as unknown)).toEqual([{ jsonrpc: '2.0', id: 7, error: { code: -32600, message } }]);
+    expect(sink.writes.join('')).toBe(
+      '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid JSON"}}\n' +
+        `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: ${ID_RULE}"}}\n`,
+    );
+    expect(reported).toEqual([
+      `refused a message: Parse error: Unexpected token 'o', "not json" is not valid JSON`,
+      `refused a message: Invalid Request: ${ID_RULE}`,
+    ]);
   });
 
-  it('drops an oversized line whose id cannot be read, and a notification, without a reply', async () => {
+  it('answers a request past the limit with an error naming its id wherever the id stands, and goes on serving', async () => {
+    const pad = `"params":{"pad":"${'x'.repeat(3000)}","nested":{"id":999},"list":[{"id":998}],"text":"\\"id\\":997"}`;
+    const placements = [
+      [`{"id":7,"jsonrpc":"2.0","method":"tools/call",${pad}}`, '7'],
+      [`{"jsonrpc":"2.0",${pad},"id":"mid-\\"quoted\\"","method":"tools/call"}`, '"mid-\\"quoted\\""'],
+      [`{"jsonrpc":"2.0","method":"tools/call",${pad},"id":12345678901234567890}`, '12345678901234567890'],
+      [`{"jsonrpc":"2.0","method":"tools/call",${pad}, "\\u0069d" : -0 }`, '-0'],
+    ] as const;
+    for (const [line, id] of placements) {
+      for (const cut of [1, 17, 1500, line.length - 3]) {
+        const sink = new CountingSink();
+        const stdin = new PassThrough();
+        const transport = new StdioTransport(stdin, sink, 1000);
+        const seen = await drive(transport, stdin, [line.slice(0, cut), `${line.slice(cut)}\n`, '{"jsonrpc":"2.0","id":8,"method":"tools/list"}\n']);
+        const message = `a message of ${Buffer.byteLength(line)} bytes exceeds this server's limit of 1000 bytes; it was not processed`;
+        expect(seen, `${id} cut at ${cut}`).toEqual([`error Error: ${message}`, 'message {"jsonrpc":"2.0","id":8,"method":"tools/list"}']);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(sink.writes.join(''), `${id} cut at ${cut}`).toBe(`{"jsonrpc":"2.0","id":${id},"error":{"code":-32600,"message":"${message}"}}\n`);
+      }
+    }
+  });
+
+  it('answers an oversized request whose id is not a string or number with id null', async () => {
     const sink = new CountingSink();
     const stdin = new PassThrough();
-    const line = `{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"${'y'.repeat(500)}"}}`;
-    const seen = await drive(new StdioTransport(stdin, sink, 100), stdin, [`${line}\n`]);
-    expect(seen).toEqual([`error Error: a message of ${line.length} bytes exceeds this server's limit of 100 bytes; it was not processed`]);
+    await drive(new StdioTransport(stdin, sink, 100), stdin, [`{"jsonrpc":"2.0","id":{"nested":1},"method":"x","params":{"p":"${'y'.repeat(500)}"}}\n`]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(JSON.parse(sink.writes.join(''))).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
+  });
+
+  it('drops an oversized notification and an invalid one without a reply, and reports them', async () => {
+    const sink = new CountingSink();
+    const stdin = new PassThrough();
+    const reported: string[] = [];
+    const line = `{"jsonrpc":"2.0","method":"notifications/x","params":{"p":"${'y'.repeat(500)}","id":5}}`;
+    const seen = await drive(new StdioTransport(stdin, sink, 100, (text) => reported.push(text)), stdin, [`${line}\n{"jsonrpc":"2.0","method":"x","params":null}\n  \n`]);
+    const oversized = `a message of ${line.length} bytes exceeds this server's limit of 100 bytes; it was not processed`;
+    expect(seen).toEqual([`error Error: ${oversized}`, 'error Error: Invalid Request: "params" must be an object when present']);
+    expect(reported).toEqual([
+      `refused a message: ${oversized} (no reply: it carries no request id)`,
+      'refused a message: Invalid Request: "params" must be an object when present (no reply: it carries no request id)',
+    ]);
+    await new Promise((resolve) => setImmediate(resolve));
     expect(sink.writes).toEqual([]);
   });
 

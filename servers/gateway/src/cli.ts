@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkControlDir, checkRoots, errorMessage, parseHostPort, qualifiedForm, readTokenFile, serveUntilStopped, ToolError, UsageError, usageMistake } from '@bulkhead/core';
+import { checkControlDir, checkRoots, errorMessage, httpClientSnippets, httpOptionsFor, parseHostPort, qualifiedForm, resolveHttpAuth, serveUntilStopped, ToolError, UsageError, usageMistake } from '@bulkhead/core';
 import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { loadGateway } from './load.js';
@@ -27,6 +27,7 @@ interface Flags {
   readonly profile?: string;
   readonly http?: string;
   readonly 'token-file'?: string;
+  readonly 'no-auth'?: boolean;
   readonly 'allow-origin'?: string[];
   readonly 'allow-host'?: string[];
   readonly limit?: string;
@@ -62,8 +63,17 @@ async function start(values: Flags): Promise<void> {
   // Every flag is checked before a child starts, so a mistake exits at once and leaves nothing running.
   const setup = setupFrom(values);
   const http = values.http !== undefined ? parseHostPort(values.http) : undefined;
-  const token = values['token-file'] !== undefined ? readTokenFile(resolve(values['token-file'])) : undefined;
   const loaded = loadGateway({ ...setup, report: (line) => process.stderr.write(`bulkhead: ${line}\n`) });
+  const auth = http
+    ? resolveHttpAuth({
+        controlDir: setup.controlDir,
+        server: 'bulkhead',
+        host: http.host,
+        noAuth: values['no-auth'] ?? false,
+        configuredTokens: loaded.tokens.length,
+        ...(values['token-file'] !== undefined ? { tokenFile: resolve(values['token-file']) } : {}),
+      })
+    : undefined;
   for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
   const compartments = [...loaded.gateway.downstreams.keys()].join(', ') || 'none';
   const everyClient =
@@ -71,23 +81,24 @@ async function start(values: Flags): Promise<void> {
     clientSnippets(gatewayEntry(setup.roots)).map((snippet) => `\n${snippet.title} (${snippet.file}${snippet.projectFile ? `, or ${snippet.projectFile} in a project` : ''}):\n${snippet.json}`).join('');
   await serveUntilStopped(loaded.gateway, {
     bin: 'bulkhead gateway',
-    ...(http
+    ...(http && auth
       ? {
           http: {
             ...http,
-            ...(token ? { token } : {}),
+            ...httpOptionsFor(auth),
             tokens: loaded.tokens,
             allowedOrigins: values['allow-origin'] ?? [],
             allowedHosts: values['allow-host'] ?? [],
           },
+          auth,
         }
       : {}),
     // Someone who typed it in a terminal is setting up, not a client: show how a client starts it.
     stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})${process.stdin.isTTY ? `\n\nThis waits for an MCP client on stdin. ${everyClient}` : ''}`,
     httpBanner: (url) =>
       `downstream servers: ${compartments} (starting; each is reported below when it is up)\n` +
-      `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n\n` +
-      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', url] } } }, null, 2)}\n\n` +
+      `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n` +
+      `${httpClientSnippets('bulkhead', url, auth!)}\n\n` +
       `or over stdio, without a running server. ${everyClient}`,
     onServing: () => loaded.gateway.start(),
   });

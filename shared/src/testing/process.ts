@@ -90,7 +90,9 @@ export interface HttpServerProcess extends ServerProcess {
   readonly child: ChildProcess;
   /** Everything the process wrote to stdout so far (its URL and the client snippets). */
   stdout(): string;
-  /** A fresh, unconnected client for the same endpoint. */
+  /** The bearer token the server made and printed in its banner, when it did. */
+  readonly token: string | undefined;
+  /** Another client for the same endpoint, with `headers` (default: those of the first client). */
   connectAnother(headers?: Record<string, string>): Promise<Client>;
 }
 
@@ -101,7 +103,15 @@ export async function connectHttp(url: string, headers?: Record<string, string>,
   return client;
 }
 
-/** Starts a real server process with `--http 127.0.0.1:0`, waits for its URL and connects. */
+/** The bearer token a server made for itself, as its banner's Claude Code line shows it. */
+export function printedToken(banner: string): string | undefined {
+  return /--header "Authorization: Bearer ([A-Za-z0-9_-]{43,})"/.exec(banner)?.[1];
+}
+
+/**
+ * Starts a real server process with `--http 127.0.0.1:0`, waits for its banner and connects with
+ * the token it printed (or `headers`).
+ */
 export async function startHttpServer(options: StartOptions): Promise<HttpServerProcess> {
   const args = [options.script, ...(options.args ?? []), '--http', options.listen ?? '127.0.0.1:0'];
   const child = spawn(process.execPath, args, {
@@ -120,7 +130,8 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
     child.stdout!.on('data', (chunk: Buffer) => {
       stdout += chunk.toString();
       const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match) {
+      // The whole banner, so that the token in its client snippets is there to read.
+      if (match && stdout.includes('Ctrl-C stops it.')) {
         clearTimeout(timer);
         resolve(match[1]!.replace(/^http:\/\/(0\.0\.0\.0|\[::\])/, 'http://127.0.0.1'));
       }
@@ -130,8 +141,11 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
       reject(new Error(`server exited with code ${code}; stderr: ${stderr}`));
     });
   });
+  const token = printedToken(stdout);
   const connect = (headers?: Record<string, string>) => connectHttp(url, headers, options.elicit);
-  const client = await connect(options.headers);
+  // As a user would: with the token the banner printed, unless the test brings its own headers.
+  const usual = options.headers ?? (token ? { authorization: `Bearer ${token}` } : undefined);
+  const client = await connect(usual);
   const opened: Client[] = [client];
   return {
     client,
@@ -140,8 +154,9 @@ export async function startHttpServer(options: StartOptions): Promise<HttpServer
     pid: child.pid,
     stderr: () => stderr,
     stdout: () => stdout,
+    token,
     connectAnother: async (headers) => {
-      const another = await connect(headers);
+      const another = await connect(headers ?? usual);
       opened.push(another);
       return another;
     },

@@ -3,6 +3,7 @@ import type { ToolServer } from '../kit/server.js';
 import { MCP_PATH, serveHttp, type HttpOptions } from './http.js';
 import { commonUsage, parseCommonOptions, usageMistake, type CommonOptions } from './options.js';
 import { serveStdio } from './stdio.js';
+import { discardMadeToken, resolveHttpAuth, type HttpAuth } from './token.js';
 
 export interface ServerCliSpec {
   /** The command name, `bulkhead-fs`. */
@@ -13,13 +14,65 @@ export interface ServerCliSpec {
   readonly scriptPath: string;
 }
 
-/** `tokenHint` names the token an HTTP client must send, when the server requires one. */
-function desktopSnippet(spec: ServerCliSpec, options: CommonOptions, url?: string, tokenHint?: string): string {
-  const viaRemote = tokenHint
-    ? { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: `Bearer <${tokenHint}>` } }
-    : { command: 'npx', args: ['-y', 'mcp-remote', url] };
-  const entry = url ? viaRemote : { command: process.execPath, args: [spec.scriptPath, ...options.roots.flatMap((root) => ['--root', root])] };
+/** The Claude Desktop entry that runs the server itself over stdio. */
+function stdioSnippet(spec: ServerCliSpec, options: CommonOptions): string {
+  const entry = { command: process.execPath, args: [spec.scriptPath, ...options.roots.flatMap((root) => ['--root', root])] };
   return JSON.stringify({ mcpServers: { [spec.bin]: entry } }, null, 2);
+}
+
+/**
+ * The `Authorization` header value a client must send, for the snippets: the kept token itself
+ * (the user needs it, and it is theirs), else a placeholder naming where the token is.
+ */
+function authorizationFor(auth: HttpAuth, ownTokens: string | undefined): string | undefined {
+  switch (auth.kind) {
+    case 'kept':
+      return `Bearer ${auth.token}`;
+    case 'token-file':
+      return `Bearer <the token in ${auth.file}>`;
+    case 'configured':
+      return 'Bearer <a token of the tokens: in bulkhead.yaml>';
+    case 'none':
+      return ownTokens === undefined ? undefined : `Bearer <${ownTokens}>`;
+  }
+}
+
+/** One banner line on the credential: what a client must send and where it is kept. */
+function describeAuth(auth: HttpAuth, ownTokens: string | undefined): string {
+  const also = ownTokens === undefined ? '' : `; ${ownTokens} are accepted too`;
+  switch (auth.kind) {
+    case 'kept':
+      return `bearer token: ${auth.created ? 'made now and kept' : 'kept'} in ${auth.file} (mode 0600; the next start uses it again; delete the file for a new one)${also}`;
+    case 'token-file':
+      return `bearer token: the contents of ${auth.file}${also}`;
+    case 'configured':
+      return 'bearer tokens: the tokens: of bulkhead.yaml, each opening its profile';
+    case 'none':
+      return ownTokens === undefined ? 'no bearer token (--no-auth): every process on this machine can call these tools' : `bearer tokens: ${ownTokens} only (--no-auth turned off the kept token)`;
+  }
+}
+
+/**
+ * How an MCP client reaches an HTTP server at `url`: Claude Desktop through mcp-remote (the
+ * header from an env variable, since some clients split arguments at spaces) and Claude Code's
+ * own HTTP transport.
+ */
+export function httpClientSnippets(name: string, url: string, auth: HttpAuth, ownTokens?: string): string {
+  const authorization = authorizationFor(auth, ownTokens);
+  const viaRemote = authorization
+    ? { command: 'npx', args: ['-y', 'mcp-remote', url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: authorization } }
+    : { command: 'npx', args: ['-y', 'mcp-remote', url] };
+  return (
+    `${describeAuth(auth, ownTokens)}\n\n` +
+    `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${JSON.stringify({ mcpServers: { [name]: viaRemote } }, null, 2)}\n\n` +
+    `Claude Code, over HTTP:\nclaude mcp add --transport http ${name} ${url}${authorization ? ` --header "Authorization: ${authorization}"` : ''}`
+  );
+}
+
+/** What the HTTP options of serveHttp take from a resolved credential. */
+export function httpOptionsFor(auth: HttpAuth): { token?: string; noAuth?: boolean } {
+  if (auth.kind === 'kept' || auth.kind === 'token-file') return { token: auth.token };
+  return auth.kind === 'none' ? { noAuth: true } : {};
 }
 
 /**
@@ -29,6 +82,7 @@ function desktopSnippet(spec: ServerCliSpec, options: CommonOptions, url?: strin
 export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] = process.argv.slice(2)): Promise<void> {
   let options: ReturnType<typeof parseCommonOptions>;
   let toolServer: ToolServer;
+  let auth: HttpAuth | undefined;
   try {
     options = parseCommonOptions(argv, process.cwd());
     if (options.help) {
@@ -39,25 +93,29 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
       process.stdout.write(`${spec.bin} ${spec.version}\n`);
       return;
     }
+    if (options.http) {
+      auth = resolveHttpAuth({ controlDir: options.controlDir, server: spec.bin, host: options.http.host, noAuth: options.noAuth, ...(options.tokenFile !== undefined ? { tokenFile: options.tokenFile } : {}) });
+    }
     toolServer = await spec.build(options);
   } catch (error) {
+    if (auth) discardMadeToken(auth);
     const mistake = usageMistake(error, spec.bin);
     process.stderr.write(`${spec.bin}: ${mistake ?? errorMessage(error)}${mistake !== undefined ? ` (see ${spec.bin} --help)` : ''}\n`);
     process.exitCode = 2;
     return;
   }
 
-  const tokenHint = options.token ? 'the token in your --token-file' : toolServer.http?.verifyToken ? 'your token' : undefined;
+  const ownTokens = toolServer.http?.verifyToken ? `the server's own tokens` : undefined;
   await serveUntilStopped(toolServer, {
     bin: spec.bin,
-    ...(options.http ? { http: { ...options.http, ...(options.token ? { token: options.token } : {}), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts } } : {}),
+    ...(options.http && auth ? { http: { ...options.http, ...httpOptionsFor(auth), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts }, auth } : {}),
     stdioBanner: `serving ${toolServer.toolNames.length} tools over stdio (roots: ${options.roots.join(', ')})`,
     httpBanner: (url) =>
       `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
       (toolServer.http?.routes ?? []).map((route) => `${route.describe(url.slice(0, -MCP_PATH.length))}\n`).join('') +
-      `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n\n` +
-      `Claude Desktop (claude_desktop_config.json), over HTTP through mcp-remote:\n${desktopSnippet(spec, options, url, tokenHint)}\n\n` +
-      `or over stdio, without a running server:\n${desktopSnippet(spec, options)}`,
+      `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n` +
+      `${httpClientSnippets(spec.bin, url, auth!, ownTokens)}\n\n` +
+      `or over stdio, without a running server (Claude Desktop):\n${stdioSnippet(spec, options)}`,
   });
 }
 
@@ -65,6 +123,8 @@ export interface ServeOptions {
   readonly bin: string;
   /** Serve Streamable HTTP with these options; stdio when absent. */
   readonly http?: HttpOptions;
+  /** The credential behind `http`: a token made on this start is forgotten again when the server cannot start. */
+  readonly auth?: HttpAuth;
   readonly stdioBanner: string;
   /** What to print after `<bin> listening on <url>`: the tools, the client snippets. */
   readonly httpBanner: (url: string) => string;
@@ -104,6 +164,7 @@ export async function serveUntilStopped(toolServer: ToolServer, options: ServeOp
     process.stdout.write(`${options.bin} listening on ${running.url}\n${options.httpBanner(running.url)}\n\nCtrl-C stops it.\n`);
     options.onServing?.();
   } catch (error) {
+    if (options.auth) discardMadeToken(options.auth);
     process.stderr.write(`${options.bin}: ${errorMessage(error)}\n`);
     await toolServer.close();
     process.exitCode = 2;

@@ -7,6 +7,7 @@ import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { ToolServer } from '../kit/server.js';
 import { authInfoFor } from '../kit/principal.js';
+import { errorReply, INVALID_REQUEST, PARSE_ERROR, readJsonRpcMessage } from './json-rpc.js';
 
 export const MCP_PATH = '/mcp';
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
@@ -14,10 +15,12 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60 * 1000;
 export interface HttpOptions {
   readonly host: string;
   readonly port: number;
-  /** Required when bound beyond loopback (unless `tokens` gives some). */
+  /** The bearer token every request must carry; one of `token`, `tokens`, the server's own `verifyToken` or `noAuth` is required. */
   readonly token?: string;
   /** More accepted tokens, each with a label the server sees as `authInfo.clientId` (a gateway maps it to a profile). */
   readonly tokens?: readonly { readonly token: string; readonly label: string }[];
+  /** Serve without any bearer token: only on loopback, and only when asked for (`--no-auth`). */
+  readonly noAuth?: boolean;
   readonly allowedOrigins?: readonly string[];
   readonly allowedHosts?: readonly string[];
   readonly maxBodyBytes?: number;
@@ -42,10 +45,39 @@ export function isLoopback(host: string): boolean {
   return bare === 'localhost' || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'));
 }
 
-function jsonError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+/** A JSON-RPC error body (JSON text) with an HTTP status. */
+function sendReply(res: ServerResponse, status: number, reply: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: status === 400 ? -32700 : -32000, message }, id: null }));
+  res.end(reply);
+}
+
+/** A refusal of the request as a whole, before any message was read from it: JSON-RPC code -32000, id null. */
+function jsonError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  sendReply(res, status, errorReply({ kind: 'none' }, -32000, message), headers);
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The one JSON-RPC message of a POST body, or the error that refuses it (HTTP 400). Batches were
+ * removed from MCP in revision 2025-06-18 (the SDK speaks 2025-11-25), so an array is refused as
+ * readJsonRpcMessage refuses it on stdio; so is a body that is not strict UTF-8 or starts with a
+ * byte order mark, which RFC 8259 forbids a sender to add.
+ */
+function messageOfBody(raw: Buffer): { message: unknown } | { problem: string; reply: string } {
+  const refuse = (code: number, problem: string) => ({ problem, reply: errorReply({ kind: 'none' }, code, problem) });
+  if (raw.subarray(0, 3).equals(UTF8_BOM)) return refuse(PARSE_ERROR, 'Parse error: the body starts with a UTF-8 byte order mark, which JSON text must not');
+  let text: string;
+  try {
+    text = strictUtf8.decode(raw);
+  } catch {
+    return refuse(PARSE_ERROR, 'Parse error: the body is not valid UTF-8');
+  }
+  const inbound = readJsonRpcMessage(text);
+  if (inbound.kind === 'message') return { message: inbound.message };
+  return { problem: inbound.problem, reply: inbound.reply ?? errorReply({ kind: 'none' }, INVALID_REQUEST, inbound.problem) };
 }
 
 class BodyTooLarge extends Error {}
@@ -96,6 +128,8 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
   if (!isLoopback(options.host) && !authRequired) {
     throw new Error(`binding to ${options.host} exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token`);
   }
+  // Secure by default for every caller of serveHttp, not only the CLI: no token is a choice.
+  if (!authRequired && options.noAuth !== true) throw new Error('serving HTTP needs a bearer token (token or tokens), or noAuth: true (--no-auth) to serve loopback without one');
   const reserved = routes.find((route) => isReservedPath(route.pathPrefix));
   if (reserved) throw new Error(`an HTTP route cannot take ${reserved.pathPrefix}: ${MCP_PATH} and /healthz are the server's own`);
 
@@ -190,14 +224,19 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     }
 
     if (req.method === 'POST') {
-      let body: unknown;
+      let raw: Buffer;
       try {
-        const raw = await readBody(req, maxBody);
-        body = JSON.parse(raw.toString('utf8'));
+        raw = await readBody(req, maxBody);
       } catch (error) {
         if (error instanceof BodyTooLarge) return jsonError(res, 413, `request body exceeds the limit of ${maxBody} bytes`);
-        return jsonError(res, 400, 'request body is not valid JSON');
+        throw error;
       }
+      const read = messageOfBody(raw);
+      if ('reply' in read) {
+        process.stderr.write(`bulkhead-${toolServer.namespace}: refused an HTTP message: ${read.problem}\n`);
+        return sendReply(res, 400, read.reply);
+      }
+      const body = read.message;
       if (existing) return existing.handleRequest(req, res, body);
       if (sessionId !== undefined) return jsonError(res, 404, 'unknown or expired session; start a new one with initialize');
       if (!isInitializeRequest(body)) return jsonError(res, 400, 'no session: the first request must be initialize');

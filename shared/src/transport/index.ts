@@ -5,3 +5,5 @@ export * from './cli.js';
 export * from './json-rpc.js';
 export * from './stream-lines.js';
 export * from './http-extensions.js';
+export * from './token.js';
+export * from './json-rpc-id.js';

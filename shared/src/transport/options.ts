@@ -13,7 +13,10 @@ export interface CommonOptions {
   readonly gate: GateMode;
   readonly audit: AuditPolicy;
   readonly http?: { readonly host: string; readonly port: number };
-  readonly token?: string;
+  /** `--token-file`, absolute; read when the server starts serving HTTP. */
+  readonly tokenFile?: string;
+  /** `--no-auth`: serve HTTP on loopback without a bearer token. */
+  readonly noAuth: boolean;
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
 }
@@ -34,13 +37,15 @@ export function usageMistake(error: unknown, command: string): string | undefine
 }
 
 export function commonUsage(bin: string): string {
-  return `usage: ${bin} [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE]
+  return `usage: ${bin} [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE | --no-auth]
        [--allow-origin ORIGIN]... [--allow-host HOST]... [--gated-by-gateway]
 
   --root DIR          a folder the server may read (repeatable; default: the current folder)
   --config DIR        the control-plane folder with the policy files (default: <first root>/.bulkhead)
   --http HOST:PORT    serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio (port 0 picks a free one)
-  --token-file FILE   require "Authorization: Bearer <contents of FILE>" (mandatory beyond loopback)
+  --token-file FILE   require "Authorization: Bearer <contents of FILE>" (default: a token made at the first
+                      start and kept in <control-plane folder>/keys/${bin}.http.token, mode 0600)
+  --no-auth           serve HTTP without a bearer token (loopback only; any local process can then call tools)
   --allow-origin O    also accept this browser Origin (repeatable)
   --allow-host H      also accept this Host header name (repeatable)
   --gated-by-gateway  a Bulkhead gateway in front applies allow/ask/deny; hard boundaries still hold here`;
@@ -110,6 +115,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
       config: { type: 'string' },
       http: { type: 'string' },
       'token-file': { type: 'string' },
+      'no-auth': { type: 'boolean' },
       'allow-origin': { type: 'string', multiple: true },
       'allow-host': { type: 'string', multiple: true },
       'gated-by-gateway': { type: 'boolean' },
@@ -122,7 +128,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
   const help = values.help ?? false;
   const version = values.version ?? false;
   if (help || version) {
-    return { roots: [cwd], controlDir: join(cwd, '.bulkhead'), gate: { kind: 'gateway' }, audit: auditPolicySchema.parse({}), allowedOrigins: [], allowedHosts: [], help, version };
+    return { roots: [cwd], controlDir: join(cwd, '.bulkhead'), gate: { kind: 'gateway' }, audit: auditPolicySchema.parse({}), noAuth: false, allowedOrigins: [], allowedHosts: [], help, version };
   }
   const roots = checkRoots(values.root, cwd);
   const controlDir = checkControlDir(values.config, roots, cwd);
@@ -135,7 +141,8 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
     gate,
     audit,
     ...(http ? { http } : {}),
-    ...(values['token-file'] !== undefined ? { token: readTokenFile(resolve(cwd, values['token-file'])) } : {}),
+    ...(values['token-file'] !== undefined ? { tokenFile: resolve(cwd, values['token-file']) } : {}),
+    noAuth: values['no-auth'] ?? false,
     allowedOrigins: values['allow-origin'] ?? [],
     allowedHosts: values['allow-host'] ?? [],
     help,

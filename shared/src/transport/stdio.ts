@@ -2,14 +2,17 @@ import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MAX_REQUEST_BYTES, type ToolServer } from '../kit/server.js';
-import { deliverJsonRpcLines } from './json-rpc.js';
+import type { ScannedId } from './json-rpc-id.js';
+import { answerJsonRpcLines, errorReply, INVALID_REQUEST } from './json-rpc.js';
 import { BatchedWriter, LineReader } from './stream-lines.js';
 
 /**
  * The SDK's stdio server transport, made cheaper per message: lines are parsed by
- * `parseJsonRpcLine` (same messages, same errors) and the replies of one tick go out in one write.
- * A malformed line is reported through `onerror` and skipped; so is a line past the server's
- * request limit, answered with an error when its id can be read.
+ * `parseJsonRpcLine`'s fast path and the replies of one tick go out in one write. Unlike the SDK's,
+ * it answers what it cannot process instead of dropping it silently: a line that is not JSON gets
+ * a parse error, an invalid request (and a request past the server's limit) an error with its id;
+ * an invalid notification gets no reply, as JSON-RPC says. Each is also reported through
+ * `onerror` and `report` (stderr).
  */
 export class StdioTransport implements Transport {
   onclose?: () => void;
@@ -24,25 +27,30 @@ export class StdioTransport implements Transport {
     private readonly stdin: Readable = process.stdin,
     stdout: Writable = process.stdout,
     maxMessageBytes: number = DEFAULT_MAX_REQUEST_BYTES,
+    /** Where a refused line is reported for the operator (the server's stderr). */
+    private readonly report: (line: string) => void = () => {},
   ) {
     this.writer = new BatchedWriter(stdout);
-    this.lines = new LineReader(maxMessageBytes, { action: 'skip', skipped: (bytes, tail) => this.refuseOversized(bytes, tail, maxMessageBytes) });
+    this.lines = new LineReader(maxMessageBytes, { action: 'skip', skipped: (bytes, id) => this.refuseOversized(bytes, id, maxMessageBytes) });
   }
 
   /**
    * A request past the limit is dropped, not the connection: the client gets an error for it (its
-   * id is read from the end of the line, where the SDK puts it) and every other call goes on.
+   * id read wherever it stands in the line) and every other call goes on.
    */
-  private refuseOversized(bytes: number, tail: string, limit: number): void {
+  private refuseOversized(bytes: number, id: ScannedId, limit: number): void {
     const message = `a message of ${bytes} bytes exceeds this server's limit of ${limit} bytes; it was not processed`;
-    this.onerror?.(new Error(message));
-    const id = /"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*}\s*$/.exec(tail)?.[1];
-    if (id === undefined) return;
-    void this.send({ jsonrpc: '2.0', id: JSON.parse(id) as string | number, error: { code: -32600, message } });
+    this.refuse(message, id.kind === 'none' ? undefined : errorReply(id, INVALID_REQUEST, message));
   }
 
+  private readonly refuse = (problem: string, reply: string | undefined): void => {
+    this.onerror?.(new Error(problem));
+    this.report(`refused a message: ${problem}${reply === undefined ? ' (no reply: it carries no request id)' : ''}`);
+    if (reply !== undefined) void this.writer.write(`${reply}\n`);
+  };
+
   private readonly ondata = (chunk: Buffer): void => {
-    deliverJsonRpcLines(this.lines.push(chunk), this.onmessage, this.onerror);
+    answerJsonRpcLines(this.lines.push(chunk), this.onmessage, this.refuse);
   };
 
   private readonly onStreamError = (error: Error): void => {
@@ -72,7 +80,7 @@ export class StdioTransport implements Transport {
 
 /** Serves one client over stdin/stdout; resolves when the client goes away. */
 export async function serveStdio(toolServer: ToolServer): Promise<void> {
-  const transport = new StdioTransport(process.stdin, process.stdout, toolServer.maxRequestBytes);
+  const transport = new StdioTransport(process.stdin, process.stdout, toolServer.maxRequestBytes, (line) => process.stderr.write(`bulkhead-${toolServer.namespace}: ${line}\n`));
   const closed = new Promise<void>((resolve) => {
     process.stdin.once('end', resolve);
     process.stdin.once('close', resolve);

@@ -1,12 +1,11 @@
 import type { Writable } from 'node:stream';
+import { TopLevelIdScanner, type ScannedId } from './json-rpc-id.js';
 
 /** What a reader does with a line past its limit: fail the stream, or drop that line and go on. */
 export type OversizedLine =
   | { readonly action: 'throw'; readonly error: () => Error }
-  | { readonly action: 'skip'; readonly skipped: (bytes: number, tail: string) => void };
-
-/** Bytes kept from the end of a dropped line: enough for the JSON-RPC id that ends a request. */
-const KEPT_TAIL_BYTES = 256;
+  /** `id` is the top-level JSON-RPC id of the dropped line, wherever it stood in it. */
+  | { readonly action: 'skip'; readonly skipped: (bytes: number, id: ScannedId) => void };
 
 /** Splits a byte stream into lines, holding the partial line as chunks so a long message is copied once. */
 export class LineReader {
@@ -14,7 +13,8 @@ export class LineReader {
   private pendingBytes = 0;
   /** Bytes of an over-long line dropped so far, while waiting for its end. */
   private skipping: number | undefined;
-  private skippedTail: Buffer = Buffer.alloc(0);
+  /** Reads the dropped line's id as it goes by, so nothing of it is kept. */
+  private idScanner: TopLevelIdScanner | undefined;
 
   constructor(
     private readonly maxLineBytes: number,
@@ -35,8 +35,8 @@ export class LineReader {
       const line = this.pending.length === 0 ? piece : Buffer.concat([...this.pending, piece]);
       this.clear();
       if (line.length > this.maxLineBytes) {
-        this.skipping = 0;
-        this.finishSkipping(line);
+        this.startSkipping([line], line.length);
+        this.finishSkipping(Buffer.alloc(0));
         continue;
       }
       lines.push(line.toString('utf8').replace(/\r$/, ''));
@@ -48,7 +48,7 @@ export class LineReader {
   private hold(rest: Buffer): void {
     if (this.skipping !== undefined) {
       this.skipping += rest.length;
-      this.skippedTail = Buffer.concat([this.skippedTail, rest]).subarray(-KEPT_TAIL_BYTES);
+      this.idScanner?.push(rest);
       return;
     }
     this.pending.push(rest);
@@ -58,18 +58,26 @@ export class LineReader {
       this.clear();
       throw this.oversized.error();
     }
-    this.skipping = this.pendingBytes;
-    this.skippedTail = Buffer.concat(this.pending.slice(-2)).subarray(-KEPT_TAIL_BYTES);
+    this.startSkipping(this.pending, this.pendingBytes);
     this.clear();
+  }
+
+  private startSkipping(pieces: readonly Buffer[], bytes: number): void {
+    this.skipping = bytes;
+    if (this.oversized.action !== 'skip') return;
+    const scanner = new TopLevelIdScanner();
+    for (const piece of pieces) scanner.push(piece);
+    this.idScanner = scanner;
   }
 
   private finishSkipping(lastPiece: Buffer): void {
     const bytes = (this.skipping ?? 0) + lastPiece.length;
-    const tail = Buffer.concat([this.skippedTail, lastPiece]).subarray(-KEPT_TAIL_BYTES).toString('utf8');
+    this.idScanner?.push(lastPiece);
+    const id = this.idScanner?.result() ?? { kind: 'none' };
     this.skipping = undefined;
-    this.skippedTail = Buffer.alloc(0);
+    this.idScanner = undefined;
     if (this.oversized.action === 'throw') throw this.oversized.error();
-    this.oversized.skipped(bytes, tail);
+    this.oversized.skipped(bytes, id);
   }
 
   clear(): void {
