@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { globOverText, parseToolName, parseToolPattern, toWireName } from '@bulkhead/core';
+import { ANY_ARGUMENT, globOverText, parseToolName, parseToolPattern, toWireName } from '@bulkhead/core';
 
 describe('tool names', () => {
   it('turns qualified names into wire names and back', () => {
@@ -36,5 +36,31 @@ describe('tool names', () => {
     const match = globOverText('rm -rf /tmp/(x)?');
     expect(match('rm -rf /tmp/(x)1')).toBe(true);
     expect(match('rm -rf /tmp/x1')).toBe(false);
+  });
+
+  it('parses the any-argument key (*=glob) and keys with dashes, and leaves a bare glob with a spaced = in it alone', () => {
+    const any = parseToolPattern('*:*(*=**/.env*)');
+    expect(any.argument?.key).toBe(ANY_ARGUMENT);
+    expect(any.matchesName('filesystem:read_text_file')).toBe(true);
+    expect(any.argument?.matches('.env')).toBe(true);
+    expect(parseToolPattern('x:y(file-path=a*)').argument?.key).toBe('file-path');
+    const bare = parseToolPattern('shell:run_shell(echo x=1*)');
+    expect(bare.argument?.key).toBeUndefined();
+    expect(bare.argument?.matches('echo x=1 2')).toBe(true);
+    // A * that is not the whole key is part of a bare glob, as before.
+    expect(parseToolPattern('shell:run_shell(**=x)').argument?.key).toBeUndefined();
+  });
+
+  it('lets **/ stand for no folder at all and a trailing /** for nothing below, as path globs do', () => {
+    const env = globOverText('**/.env*');
+    expect(['.env', '.env.local', 'a/.env', '/home/u/project/.env', './.env'].map(env)).toEqual([true, true, true, true, true]);
+    expect(['x.env', 'a/b.env', 'env', '.en'].map(env)).toEqual([false, false, false, false]);
+    const src = globOverText('src/**');
+    expect(['src', 'src/a', 'src/a/b.ts'].map(src)).toEqual([true, true, true]);
+    expect(['srcx', 'lib/src', 'src2/a'].map(src)).toEqual([false, false, false]);
+    // In the middle, ** is any text as before, and a lone * still crosses folders.
+    expect(globOverText('a/**/b')('a/b')).toBe(true);
+    expect(globOverText('a/**/b')('a/x/y/b')).toBe(true);
+    expect(globOverText('src/*')('src/a/b')).toBe(true);
   });
 });

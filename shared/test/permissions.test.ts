@@ -97,3 +97,75 @@ describe('argument matchers on tools without a subject argument', () => {
     expect(narrow.decide(call('other:run', 'medium', { cmd: 'ls' })).verdict).toBe('ask');
   });
 });
+
+describe('argument rules over any argument and over paths (issue 16 item 6)', () => {
+  const thirdParty = (args: Record<string, unknown>) => call('filesystem:read_text_file', 'medium', args);
+
+  it('(*=glob) denies when any string argument matches, nested in objects and arrays too', () => {
+    const g = gate('autonomy: full\ndeny:\n  - "*:*(*=**/.env*)"\n');
+    const denied = [{ path: '.env' }, { paths: ['ok.txt', 'config/.env.local'] }, { edits: [{ path: 'notes.txt' }, { path: '/home/u/project/.env' }] }, { deep: { a: { b: ['x', { c: 'sub/../.env' }] } } }];
+    for (const args of denied) expect(g.decide(thirdParty(args)).verdict, JSON.stringify(args)).toBe('deny');
+    expect(rel(g.decide(thirdParty({ path: '.env' })).reason)).toBe('filesystem:read_text_file is denied by <dir>/permissions.yaml line 3 (`*:*(*=**/.env*)`)');
+    // Numbers, booleans and nulls are no paths: they neither match nor fail the wildcard closed.
+    for (const args of [{ path: 'ok.txt' }, { count: 3, flag: true, none: null }, {}, { path: 'x.env' }]) expect(g.decide(thirdParty(args)).verdict, JSON.stringify(args)).toBe('allow');
+  });
+
+  it('(path=**/.env*) holds for a third-party tool in every spelling of the path', () => {
+    const g = gate('autonomy: full\ndeny:\n  - "*:*(path=**/.env*)"\n');
+    const spellings = ['.env', './.env', 'sub/../.env', './/.env', '.env/', '/home/u/project/.env', '/elsewhere/.env.production', 'file:///home/u/project/.env', '%2Eenv', 'file:///p/%2Eenv', 'a\\..\\.env'];
+    for (const path of spellings) expect(g.decide(thirdParty({ path })).verdict, path).toBe('deny');
+    expect(g.decide(thirdParty({ path: 'src/env.ts' })).verdict).toBe('allow');
+    // A non-path argument is compared as text: `.env` there is a word, not a file.
+    expect(g.decide(thirdParty({ query: '.env' })).verdict).toBe('allow');
+  });
+
+  it('an allow compares a path by its canonical form only, so `..` cannot climb out of what it names', () => {
+    const g = gate('allow:\n  - "filesystem:read_text_file(path=src/**)"\n');
+    expect(g.decide(thirdParty({ path: 'src/a.ts' })).verdict).toBe('allow');
+    expect(g.decide(thirdParty({ path: './src/a.ts' })).verdict).toBe('allow');
+    expect(g.decide(thirdParty({ path: 'file:///src/a.ts' })).verdict).toBe('ask');
+    for (const path of ['src/../.env', 'src/../../etc/passwd', 'lib/a.ts']) expect(g.decide(thirdParty({ path })).verdict, path).toBe('ask');
+  });
+
+  it('arrays: a restrictive rule matches when any item does, an allow only when every item does', () => {
+    const g = gate('allow:\n  - "x:read(paths=src/*)"\nask:\n  - "x:read(paths=*.pem)"\n');
+    expect(g.decide(call('x:read', 'medium', { paths: ['src/a', 'src/b'] })).verdict).toBe('allow');
+    expect(g.decide(call('x:read', 'medium', { paths: ['src/a', 'lib/b'] })).reason).toBe('x:read is medium risk and autonomy is supervised (the default; ' + `${ws.root}/permissions.yaml does not set autonomy)`);
+    expect(g.decide(call('x:read', 'medium', { paths: [] })).verdict).toBe('ask');
+    expect(g.decide(call('x:read', 'low', { paths: ['src/a', 'key.pem'] })).verdict).toBe('ask');
+  });
+
+  it('restrictive rules fail closed on values a glob cannot read; an allow never matches them', () => {
+    const g = gate('autonomy: full\ndeny:\n  - "x:write(target=*.pem)"\n');
+    expect(g.decide(call('x:write', 'low', { target: { path: 'key.pem' } })).verdict).toBe('deny');
+    expect(g.decide(call('x:write', 'low', { target: null })).verdict).toBe('deny');
+    expect(g.decide(call('x:write', 'low', { target: ['a.txt', { nested: true }] })).verdict).toBe('deny');
+    expect(g.decide(call('x:write', 'low', { target: 'a.txt' })).verdict).toBe('allow');
+    expect(g.decide(call('x:write', 'low', {})).verdict).toBe('allow');
+    const allow = gate('allow:\n  - "x:write(target=*)"\n');
+    expect(allow.decide(call('x:write', 'medium', { target: { path: 'a' } })).verdict).toBe('ask');
+    expect(allow.decide(call('x:write', 'medium', { target: 'a' })).verdict).toBe('allow');
+  });
+
+  it('a number or boolean is compared as its text', () => {
+    const g = gate('autonomy: full\ndeny:\n  - "x:y(count=1*)"\n');
+    expect(g.decide(call('x:y', 'low', { count: 12 })).verdict).toBe('deny');
+    expect(g.decide(call('x:y', 'low', { count: 5 })).verdict).toBe('allow');
+  });
+
+  it('(*=glob) as an allow needs every string argument to match', () => {
+    const g = gate('allow:\n  - "x:y(*=src/*)"\n');
+    expect(g.decide(call('x:y', 'medium', { path: 'src/a', also: ['src/b'] })).verdict).toBe('allow');
+    expect(g.decide(call('x:y', 'medium', { path: 'src/a', note: '/etc/shadow' })).verdict).toBe('ask');
+    expect(g.decide(call('x:y', 'medium', { count: 1 })).verdict).toBe('ask');
+  });
+
+  it('allowRuleFor names the allow rule of exactly that argument value, and nothing else lifts', () => {
+    const g = gate('autonomy: full\nallow:\n  - filesystem\n  - "filesystem:read_text_file(path=.env)"\n  - "other:*(*=id_rsa)"\n');
+    expect(g.allowRuleFor('filesystem:read_text_file', 'path', '.env')).toBe('filesystem:read_text_file(path=.env)');
+    expect(g.allowRuleFor('filesystem:read_text_file', 'path', '.env.local')).toBeUndefined();
+    expect(g.allowRuleFor('filesystem:read_text_file', 'source', '.env')).toBeUndefined();
+    expect(g.allowRuleFor('filesystem:write_file', 'path', '.env')).toBeUndefined();
+    expect(g.allowRuleFor('other:copy', 'dest', 'id_rsa')).toBe('other:*(*=id_rsa)');
+  });
+});
