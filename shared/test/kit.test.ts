@@ -330,6 +330,31 @@ describe('permission gate', () => {
     expect(asked).toBe(1);
   });
 
+  it('asks about every call an always_ask entry names, even in a session that allowed the tool, and offers no session allow for it', async () => {
+    const messages: string[] = [];
+    const schemas: string[] = [];
+    const { server, auditFile } = await start({ permissions: 'always_ask:\n  - demo:touch(rm*)\n' });
+    const client = new Client({ name: 'always-ask', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler(ElicitRequestSchema, async (request) => {
+      messages.push(request.params.message);
+      schemas.push(JSON.stringify(request.params.mode === 'url' ? {} : request.params.requestedSchema));
+      return { action: 'accept', content: { decision: 'session' } };
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'plain' } }))).toBe('touched plain');
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'plain again' } }))).toBe('touched plain again');
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'rm one' } }))).toBe('touched rm one');
+    expect(text(await client.callTool({ name: 'touch', arguments: { name: 'rm two' } }))).toBe('touched rm two');
+    await client.close();
+    expect(messages).toHaveLength(3);
+    expect(schemas[0]).toContain('"const":"session"');
+    expect(schemas[1]).not.toContain('session');
+    expect(schemas[2]).not.toContain('session');
+    expect(auditLines(auditFile).map((line) => line.decision)).toEqual(['ask:session', 'allow:session', 'ask:approved', 'ask:approved']);
+  });
+
   it('runs nothing when the human declines, denies, leaves approve unticked or answers something else', async () => {
     const answers: ElicitResult[] = [
       { action: 'decline' },

@@ -68,7 +68,9 @@ async function askHuman(state: CallState, decision: Decision, assessment: RiskAs
     ...(state.target.preview ? { preview: await previewOf(state) } : {}),
     ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}),
   });
-  const choices = state.sessionApprovals ? (['once', 'session', 'deny'] as const) : (['once', 'deny'] as const);
+  // An always_ask entry wants every call confirmed; without a session there is nothing to remember an allow in.
+  const sessionOffered = state.sessionApprovals !== undefined && !decision.alwaysAsk;
+  const choices = sessionOffered ? (['once', 'session', 'deny'] as const) : (['once', 'deny'] as const);
   const result = await state.extra.sendRequest(
     {
       method: 'elicitation/create',
@@ -90,8 +92,8 @@ async function askHuman(state: CallState, decision: Decision, assessment: RiskAs
   if (result.action !== 'accept') return 'declined';
   const answer = answerSchema.safeParse(result.content ?? {});
   if (!answer.success) return 'declined';
-  // A session allow where none was offered (a direct call) is taken as once, never as more.
-  return answer.data.decision === 'session' && !state.sessionApprovals ? 'once' : answer.data.decision;
+  // A session allow where none was offered is taken as once, never as more.
+  return answer.data.decision === 'session' && !sessionOffered ? 'once' : answer.data.decision;
 }
 
 /** The permission gate as a middleware: a denied call never reaches the tool. */
@@ -113,7 +115,7 @@ export function gateMiddleware(mode: GateMode, options: GateOptions = {}): Middl
       throw new ToolError(refusal(decision, 'Nothing was run.'), 'denied');
     }
     if (decision.verdict === 'ask') {
-      if (state.sessionApprovals?.has(state.qualifiedName)) {
+      if (!decision.alwaysAsk && state.sessionApprovals?.has(state.qualifiedName)) {
         state.decision = 'allow:session';
         return next();
       }

@@ -25,6 +25,8 @@ export interface Decision {
   readonly reason: string;
   /** What would let the call run, for refusals. */
   readonly remedy?: string;
+  /** An always_ask entry decided: every such call is put to the human, and no allow for the session covers it. */
+  readonly alwaysAsk?: true;
 }
 
 const MATRIX: Record<Autonomy, Record<Risk, Decision['verdict']>> = {
@@ -107,6 +109,7 @@ export class PermissionGate {
         verdict: 'ask',
         reason: `${name} must be confirmed: ${this.where(alwaysAsk.line)} lists it under always_ask (\`${alwaysAsk.pattern.source}\`)`,
         remedy: `remove that always_ask entry and add \`${name}\` under allow: in ${this.file}`,
+        alwaysAsk: true,
       };
     }
     const ask = this.firstMatch('ask', subject);
