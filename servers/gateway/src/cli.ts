@@ -7,6 +7,8 @@ import { builtinCli } from './config/downstreams.js';
 import { BUILTIN_NAMESPACES } from './config/schema.js';
 import { loadGateway } from './load.js';
 import { PinStore } from './pins.js';
+import type { CatalogEntry, QuarantinedTool } from './catalog.js';
+import { describeQuarantine } from './treatment.js';
 import { auditKey, auditVerify, auditVerifyReceipt } from './commands/audit-verify.js';
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
@@ -53,6 +55,11 @@ async function withGateway<T>(values: { root?: string[]; config?: string; profil
   } finally {
     await loaded.gateway.close();
   }
+}
+
+/** Held-back tools for `bulkhead tools`, each with why and the command that lets it through; nothing when none is. */
+function quarantinedSection(held: readonly QuarantinedTool[]): string {
+  return held.length ? `quarantined (waiting for bulkhead approve):\n${held.map((item) => `  ${describeQuarantine(item)}`).join('\n')}\n` : '';
 }
 
 function reportDownstreams(loaded: ReturnType<typeof loadGateway>): void {
@@ -199,11 +206,13 @@ async function main(argv: string[]): Promise<number> {
           .sort((a, b) => (a.qualified < b.qualified ? -1 : 1));
         const core = entries.filter((entry) => bound.has(entry.wire));
         const deferred = entries.filter((entry) => !bound.has(entry.wire));
-        const line = (name: string, description: string) => `  ${name} — ${firstParagraph(description, 100).split('\n')[0]}`;
+        const line = (entry: CatalogEntry) =>
+          `  ${entry.wire} — ${firstParagraph(entry.tool.description ?? '', 100).split('\n')[0]}${entry.findings.length ? `\n    flagged: ${entry.findings.join('; ')}` : ''}`;
         process.stdout.write(
-          `core (always bound):\n${core.map((e) => line(e.wire, e.tool.description ?? '')).join('\n') || '  none'}\n` +
+          `core (always bound):\n${core.map(line).join('\n') || '  none'}\n` +
             `meta (always bound):\n  ${loaded.gateway.metaToolNames.join(', ')}\n` +
-            `deferred (found with tool_search):\n${deferred.map((e) => line(e.wire, e.tool.description ?? '')).join('\n') || '  none'}\n`,
+            `deferred (found with tool_search):\n${deferred.map(line).join('\n') || '  none'}\n` +
+            quarantinedSection(loaded.gateway.catalog.quarantinedTools().filter((held) => loaded.gateway.visible(held.entry))),
         );
         return 0;
       });

@@ -53,6 +53,7 @@ import { toolSearch } from './meta/tool_search.js';
 import { unloadTools } from './meta/unload_tools.js';
 import { PinStore } from './pins.js';
 import { reviewQuarantined } from './review.js';
+import { describeQuarantine, treatmentOf } from './treatment.js';
 import { LoadedTools } from './session.js';
 import { ArgumentValidator } from './validator.js';
 
@@ -101,7 +102,7 @@ export interface Gateway extends ToolServer {
   settled(): Promise<void>;
   /** Why some tools are missing or incomplete, one line per downstream: still starting, did not start, capped. */
   downstreamNotes(): string[];
-  /** Tools left out of the catalog (invalid names) or quarantined (changed definitions), one line each. */
+  /** Tools left out of the catalog (invalid or colliding names) or quarantined (changed, suspicious or new definitions), one line each. */
   catalogNotes(): string[];
 }
 
@@ -121,7 +122,11 @@ function metaDescription(tool: MetaTool): Tool {
  */
 export function createGateway(options: GatewayOptions): Gateway {
   const pins = new PinStore(options.controlDir);
-  const catalog = new Catalog(pins, options.downstreams.map((spec) => spec.namespace));
+  const catalog = new Catalog(pins, options.downstreams, {
+    quarantineSuspicious: options.config.quarantine_suspicious,
+    approveNewTools: options.config.approve_new_tools,
+    gatewayTools: metaTools.map((tool) => tool.name),
+  });
   const auditor = new CallAuditor(options.controlDir, GATEWAY_NAMESPACE, options.audit);
   const validator = new ArgumentValidator();
   const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
@@ -208,7 +213,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
   const catalogNotes = (): string[] => [
     ...catalog.invalidNames().map((name) => `${name} is left out: tool names may hold only letters, digits, _ and - (at most 64)`),
-    ...catalog.quarantined().map((name) => `${name} changed its definition and is quarantined until \`bulkhead approve ${name}\``),
+    ...catalog.collisions(),
+    ...catalog.quarantinedTools().map(describeQuarantine),
   ];
   const reportedNotes = new Set<string>();
   for (const downstream of downstreams.values()) {
@@ -418,6 +424,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           callDownstream: (entry, args, state) => {
             metaState.delegated = true;
             return callDownstream(entry, args, state, access.gate);
+          treatment: (entry) => treatmentOf(entry, access.gate),
           },
           listChanged,
           firstStarts,
