@@ -421,10 +421,10 @@ export function createGateway(options: GatewayOptions): Gateway {
           session,
           mode: options.toolPolicy.mode,
           visible,
+          treatment: (entry) => treatmentOf(entry, access.gate),
           callDownstream: (entry, args, state) => {
             metaState.delegated = true;
             return callDownstream(entry, args, state, access.gate);
-          treatment: (entry) => treatmentOf(entry, access.gate),
           },
           listChanged,
           firstStarts,

@@ -6,11 +6,26 @@ import { canonicalJson, RISK_META, sha256, SUBJECT_META } from '@bulkhead/core';
 export const PINS_FILE = 'pins.json';
 
 interface PinRecord {
-  sha256: string;
+  /** The definition in use; absent while a tool held back on first sight waits for its first approval. */
+  sha256?: string;
   first_seen: string;
   /** A changed definition waiting for a human's approval. */
   pending_sha256?: string;
+  /** Set when a human approved the definition in `sha256`, so the scanner does not hold it back again. */
   approved_at?: string;
+}
+
+/** Why a tool waits for a human: its definition changed, the scanner flagged it, or it is new and new tools wait. */
+export type QuarantineReason = 'changed' | 'suspicious' | 'new';
+
+/** One tool as a server lists it, with what the gateway thinks of its definition. */
+export interface PinCandidate {
+  readonly qualified: string;
+  readonly tool: Tool;
+  /** The scanner found something in it (and quarantine_suspicious is on). */
+  readonly suspicious: boolean;
+  /** It waits for a human on first sight (approve_new_tools, third-party). */
+  readonly approveWhenNew: boolean;
 }
 
 interface PinFile {
@@ -31,7 +46,8 @@ export function definitionHash(tool: Tool): string {
 /**
  * Tool definitions pinned on first sight, in the control-plane folder. A definition that later
  * changes is quarantined until `bulkhead approve` (or the human, asked through elicitation)
- * accepts the new one.
+ * accepts the new one; so is a suspicious definition no human approved yet, and with
+ * approve_new_tools a third-party tool seen for the first time.
  *
  * Pins of first sight are held in memory until a tool is about to be used (`commit`, on the
  * first call) or something must be kept for a human (a changed definition, an approval): a
@@ -105,30 +121,51 @@ export class PinStore {
   }
 
   /**
-   * Pins the tools seen for the first time (in memory until `commit`) and returns the names whose
-   * definition differs from the pinned one (quarantined), writing the file once when any did.
+   * Pins the tools seen for the first time (in memory until `commit`) and returns the ones that
+   * wait for a human, with why: a definition that differs from the pinned one, a suspicious one no
+   * human approved, a new one when new tools wait. Whatever waits is written at once (as
+   * `pending_sha256`), so `bulkhead approve` in another process can accept it.
    */
-  check(tools: readonly (readonly [qualified: string, tool: Tool])[]): Set<string> {
+  check(tools: readonly PinCandidate[]): Map<string, QuarantineReason> {
     this.reload();
-    const quarantined = new Set<string>();
+    const quarantined = new Map<string, QuarantineReason>();
     let changed = false;
-    for (const [qualified, tool] of tools) {
+    const hold = (qualified: string, pin: PinRecord, hash: string, reason: QuarantineReason) => {
+      quarantined.set(qualified, reason);
+      if (pin.pending_sha256 !== hash) {
+        pin.pending_sha256 = hash;
+        changed = true;
+      }
+    };
+    for (const { qualified, tool, suspicious, approveWhenNew } of tools) {
       const hash = definitionHash(tool);
       const pin = this.data.tools[qualified];
       if (!pin) {
-        this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
-        this.unsaved.add(qualified);
+        if (suspicious || approveWhenNew) {
+          const held: PinRecord = { first_seen: new Date().toISOString() };
+          this.data.tools[qualified] = held;
+          hold(qualified, held, hash, suspicious ? 'suspicious' : 'new');
+        } else {
+          this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
+          this.unsaved.add(qualified);
+        }
+      } else if (pin.sha256 === undefined) {
+        // Held back on first sight and never approved: it waits while it still must.
+        if (suspicious || approveWhenNew) hold(qualified, pin, hash, suspicious ? 'suspicious' : 'new');
+        else {
+          pin.sha256 = hash;
+          delete pin.pending_sha256;
+          changed = true;
+        }
       } else if (pin.sha256 === hash) {
-        if (pin.pending_sha256) {
+        // An approved definition stays usable; one pinned unseen by a human waits once it looks suspicious.
+        if (suspicious && !pin.approved_at) hold(qualified, pin, hash, 'suspicious');
+        else if (pin.pending_sha256) {
           delete pin.pending_sha256;
           changed = true;
         }
       } else {
-        quarantined.add(qualified);
-        if (pin.pending_sha256 !== hash) {
-          pin.pending_sha256 = hash;
-          changed = true;
-        }
+        hold(qualified, pin, hash, 'changed');
       }
     }
     if (changed) this.save();
@@ -136,8 +173,9 @@ export class PinStore {
   }
 
   /**
-   * Accepts the pending definition of a quarantined tool; false when nothing is pending, or when
-   * the pending definition is no longer the one the human reviewed (`reviewed` is its hash).
+   * Accepts the pending definition of a quarantined tool (changed, suspicious or new); false when
+   * nothing is pending, or when the pending definition is no longer the one the human reviewed
+   * (`reviewed` is its hash).
    */
   approve(qualified: string, reviewed?: string): boolean {
     this.reload();

@@ -41,6 +41,14 @@ export const gatewayConfigSchema = z.strictObject({
         .string()
         .regex(/^[a-z][a-z0-9_]*$/, 'a namespace is lower-case letters, digits and _ (it prefixes tool names)')
         .refine((name) => !name.includes('__'), 'a namespace may not contain __ (it separates namespace and tool on the wire)')
+        // With the two rules above, `ns__tool` splits at its first __ only one way, so no two tools share a wire name.
+        .refine((name) => !name.endsWith('_'), {
+          error: (issue) => {
+            const name = String(issue.input);
+            const stem = name.replace(/_+$/, '');
+            return `a namespace may not end in _ (${name} + status and ${stem} + ${'_'.repeat(name.length - stem.length)}status would both be ${name}__status on the wire)`;
+          },
+        })
         .refine((name) => name !== 'gateway', 'gateway is reserved for the meta tools'),
       serverEntry,
     )
@@ -62,6 +70,11 @@ export const gatewayConfigSchema = z.strictObject({
     .max(60_000)
     .default(5_000)
     .describe('tools/list and the search tools wait at most this long for servers on their first start (clients such as Claude Desktop never re-list); 0 answers at once'),
+  quarantine_suspicious: z
+    .boolean()
+    .default(true)
+    .describe('A third-party tool whose name, description or schema looks aimed at the model (hidden instructions, invisible characters, other servers\' tools, secret files) waits for bulkhead approve'),
+  approve_new_tools: z.boolean().default(false).describe('Every third-party tool seen for the first time waits for bulkhead approve'),
   max_tools_per_server: z.number().int().min(1).max(100_000).default(1000).describe('Tools taken from one downstream; past it the first ones are used and the rest reported'),
   profiles: z
     .record(

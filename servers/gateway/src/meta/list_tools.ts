@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { READ_ONLY_LOCAL } from '@bulkhead/core';
 import { firstParagraph } from '../search/index.js';
-import { defineMetaTool, notesParagraph } from './meta-tool.js';
+import { defineMetaTool, flaggedField, flaggedLine, notesParagraph, quarantinedField, quarantinedFor, quarantineParagraph } from './meta-tool.js';
 
 const PAGE = 50;
 
@@ -25,13 +25,17 @@ export const listTools = defineMetaTool({
       .sort((a, b) => (a.qualified < b.qualified ? -1 : 1));
     const start = Number(args.cursor ?? '0');
     const page = entries.slice(start, start + PAGE);
-    const lines = page.map((entry) => `${entry.wire}${ctx.session.has(entry.qualified) ? ' [loaded]' : ''} — ${firstParagraph(entry.tool.description ?? '', 120).split('\n')[0]}`);
+    const lines = page.map((entry) => {
+      const treatment = ctx.treatment(entry);
+      return `${entry.wire}${ctx.session.has(entry.qualified) ? ' [loaded]' : ''} — ${firstParagraph(entry.tool.description ?? '', 120).split('\n')[0]}${treatment ? `\n  treatment: ${treatment}` : ''}${flaggedLine(flaggedField(entry), '  ')}`;
+    });
+    const held = quarantinedFor(ctx, args.namespace);
     const next = start + PAGE < entries.length ? String(start + PAGE) : undefined;
     const namespaces = [...new Set(ctx.catalog.entries().filter(ctx.visible).map((e) => e.namespace))].sort();
     const footer = next ? `[${start + 1}-${start + page.length} of ${entries.length}; next: cursor=${next}]` : `[${entries.length} tools; namespaces: ${namespaces.join(', ')}]`;
     return {
-      content: [{ type: 'text', text: `${lines.join('\n') || 'No tools.'}\n${footer}${notesParagraph(ctx)}` }],
-      structuredContent: { tools: page.map((entry) => ({ name: entry.wire, qualified: entry.qualified })), ...(next ? { nextCursor: next } : {}) },
+      content: [{ type: 'text', text: `${lines.join('\n') || 'No tools.'}\n${footer}${quarantineParagraph(held)}${notesParagraph(ctx)}` }],
+      structuredContent: { tools: page.map((entry) => ({ name: entry.wire, qualified: entry.qualified })), ...(next ? { nextCursor: next } : {}), ...quarantinedField(held) },
     };
   },
 });

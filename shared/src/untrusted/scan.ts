@@ -1,0 +1,65 @@
+import { hasInvisible, neutralizeInvisible } from './neutralize.js';
+
+/** Something in text from outside that reads as aimed at the model rather than describing data. */
+export interface TextFinding {
+  /** What was found, in a few words, with the text that matched: "hidden instruction `<IMPORTANT>`". */
+  readonly reason: string;
+}
+
+interface Rule {
+  readonly pattern: RegExp;
+  readonly what: string;
+}
+
+/**
+ * Phrases that address the model instead of describing a tool: pseudo-system tags, requests to
+ * drop earlier instructions or to keep something from the user, and orders to do something first.
+ * Each is specific enough that an honest description rarely says it.
+ */
+const INSTRUCTION_RULES: readonly Rule[] = [
+  { pattern: /<\/?\s*(important|system|instructions?|admin|assistant|user|secret|hidden|critical|prompt|context|tool_instructions?)\b[^>]{0,40}>/i, what: 'hidden instruction' },
+  { pattern: /\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|other|preceding)\s+(instructions?|prompts?|rules?|directions?)/i, what: 'instruction to drop earlier instructions' },
+  { pattern: /\b(do\s+not|don'?t|never)\s+(tell|mention|inform|reveal|show|notify|alert)\b[^.\n]{0,60}\buser\b/i, what: 'instruction to keep something from the user' },
+  { pattern: /\bbefore\s+(using|calling|invoking|running)\b[^.\n]{0,80}\b(read|send|call|fetch|upload|pass|include|invoke)\b/i, what: 'instruction to do something first' },
+  { pattern: /\byou\s+(must|should|have\s+to|need\s+to|are\s+required\s+to)\s+(always|first|never|also|secretly|immediately|now)\b/i, what: 'order aimed at the model' },
+  { pattern: /\byou\s+must\s+(call|invoke|read|send|forward|upload|ignore|tell|reveal|run|execute)\b[^.\n]{0,60}\b(tool|file|key|token|secret|content|conversation|instructions?|password|credentials?)\b/i, what: 'order aimed at the model' },
+  { pattern: /(^|\n)\s*(system|assistant|human|developer)\s*:/i, what: 'role marker' },
+  { pattern: /\[\/?\s*(INST|SYSTEM)\s*\]|<\|im_(start|end)\|>/i, what: 'role marker' },
+];
+
+/** Files an honest tool description has no reason to name: keys, credentials, client configs. */
+const SENSITIVE_PATH = /(~|\$HOME|%USERPROFILE%)?[\\/]?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|(^|[\s"'`(/\\])\.env\b|\bmcp\.json\b|\bclaude_desktop_config\b|\.aws[\\/]credentials|\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pgpass\b/i;
+
+/** A run of whitespace this long pushes what follows out of a narrow view of the text. */
+const PADDING = /[ \t\r\n\u00A0\u2000-\u200A\u3000]{20,}\S/;
+
+/** Past this, a description is more than a tool needs to say, and room to hide something. */
+export const LONG_TEXT_CHARS = 4000;
+
+/** The matched text, short, on one line and with nothing hidden, so a reason can quote it. */
+function quote(match: string): string {
+  const oneLine = neutralizeInvisible(match.replace(/\s+/g, ' ').trim());
+  return `\`${oneLine.length > 60 ? `${oneLine.slice(0, 57)}...` : oneLine}\``;
+}
+
+/**
+ * What in `text` reads as aimed at the model: invisible characters, instruction-like phrases,
+ * names of sensitive files, whitespace padding, and (for descriptions) an unusual length. One
+ * finding per kind, with the text that matched.
+ */
+export function scanText(text: string, options: { readonly long?: boolean } = {}): TextFinding[] {
+  const findings: TextFinding[] = [];
+  if (hasInvisible(text)) findings.push({ reason: 'invisible characters (control, bidi, zero-width or tag characters)' });
+  const reported = new Set<string>();
+  for (const rule of INSTRUCTION_RULES) {
+    const match = rule.pattern.exec(text);
+    if (!match || reported.has(rule.what)) continue;
+    reported.add(rule.what);
+    findings.push({ reason: `${rule.what} ${quote(match[0])}` });
+  }
+  const path = SENSITIVE_PATH.exec(text);
+  if (path) findings.push({ reason: `names a sensitive file ${quote(path[0])}` });
+  if (PADDING.test(text)) findings.push({ reason: 'long whitespace padding that pushes text out of view' });
+  if (options.long && text.length > LONG_TEXT_CHARS) findings.push({ reason: `very long (${text.length} characters)` });
+  return findings;
+}
