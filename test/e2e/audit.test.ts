@@ -273,7 +273,7 @@ describe('receipts anyone can verify', () => {
       expect(await verifyElsewhere(tampered), field).toEqual({ code: 1, stdout: `FAIL receipt ${tampered}: the signature does not match its fields (the receipt was altered, or signed by another key)\n`, stderr: '' });
     }
     const signature = Buffer.from(String(receipt['signature']), 'base64');
-    signature[0] ^= 1;
+    signature.writeUInt8(signature.readUInt8(0) ^ 1, 0);
     const flipped = save('flipped.json', { ...receipt, signature: signature.toString('base64') });
     expect((await verifyElsewhere(flipped)).stdout).toBe(`FAIL receipt ${flipped}: the signature does not match its fields (the receipt was altered, or signed by another key)\n`);
     const otherKey = save('other-key-field.json', { ...receipt, key: `sha256:${'b'.repeat(64)}` });
