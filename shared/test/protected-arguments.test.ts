@@ -1,3 +1,4 @@
+import { symlinkSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findProtectedArguments, isPathLikeName, PermissionGate, protectedArgumentRefusal } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
@@ -72,6 +73,24 @@ describe('findProtectedArguments', () => {
     expect(hits({ location: '.env', refs: ['ok', '../.ssh/id_rsa'] }, { inputSchema })).toEqual(['location .env: a protected file (credentials: .env*)', 'refs[1] ../.ssh/id_rsa: a protected file (credentials: id_rsa*)']);
     expect(hits({ location: '.env' })).toEqual([]);
     expect(hits({ note: 'file:///etc/app/.env', url: 'FILE:///k/id_rsa' })).toEqual(['note /etc/app/.env: a protected file (credentials: .env*)', 'url /k/id_rsa: a protected file (credentials: id_rsa*)']);
+  });
+
+  it('follows symlinks on this machine when it knows where the server resolves paths (a stdio server\'s folder)', () => {
+    ws = tempWorkspace({ '.env': 'S=1\n', '.ssh/id_ed25519': 'k', '.ssh/config': 'Host *', 'ok.txt': 'fine' });
+    symlinkSync('.env', ws.path('notes.txt'));
+    symlinkSync('.ssh', ws.path('keys'));
+    symlinkSync(ws.path('ok.txt'), ws.path('fine-link.txt'));
+    const options = { cwd: ws.root };
+    expect(hits({ path: 'notes.txt' }, options)).toEqual([`path ${ws.path('.env')}: a protected file (credentials: .env*)`]);
+    expect(hits({ path: ws.path('notes.txt') }, options)).toEqual([`path ${ws.path('.env')}: a protected file (credentials: .env*)`]);
+    expect(hits({ path: 'keys/id_ed25519' }, options)).toEqual(['path keys/id_ed25519: a protected file (credentials: id_ed25519*)']);
+    expect(hits({ path: 'keys/config' }, options)).toEqual([`path ${ws.path('.ssh/config')}: inside a protected folder (credentials: .ssh/)`]);
+    // A file a tool would create in a linked folder is checked through the folder.
+    expect(hits({ path: 'keys/new-file' }, options)).toEqual([`path ${ws.path('.ssh/new-file')}: inside a protected folder (credentials: .ssh/)`]);
+    expect(hits({ path: 'fine-link.txt' }, options)).toEqual([]);
+    expect(hits({ path: 'missing/deeper/file' }, options)).toEqual([]);
+    // Without a folder (a server reached over HTTP may run elsewhere), names are all it has.
+    expect(hits({ path: 'notes.txt' })).toEqual([]);
   });
 
   it('leaves alone what names no protected entry, text under names that are no paths, and URLs of other schemes', () => {

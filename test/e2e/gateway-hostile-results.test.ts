@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -218,6 +218,24 @@ describe('third-party paths meet the protected set (issue 16 item 6)', () => {
     expect(callsReceived().map((entry) => entry.tool)).toEqual(['read_multiple_files', 'annotate']);
   });
 
+  it('a symlink that leads to a protected file is refused where it leads, for the fixture and for server-filesystem', async () => {
+    await start();
+    symlinkSync('.env', ws!.path('innocent.txt'));
+    const target = ws!.path('.env');
+    expect((await call('hostile__read_text_file', { path: 'innocent.txt' })).text).toBe(refusal('hostile:read_text_file', 'path', `innocent.txt (${target})`, target, ENV_FILE));
+    expect((await call('filesystem__read_text_file', { path: 'innocent.txt' })).text).toBe(refusal('filesystem:read_text_file', 'path', `innocent.txt (${target})`, target, ENV_FILE));
+    expect(callsReceived()).toEqual([]);
+  });
+
+  it('a tool called by its wire name after load_tools is checked the same as through call_tool', async () => {
+    await start();
+    await gateway!.client.callTool({ name: 'load_tools', arguments: { names: ['hostile__read_multiple_files'] } });
+    const direct = await gateway!.client.callTool({ name: 'hostile__read_multiple_files', arguments: { paths: ['ok.txt', 'sub/../.env'] } });
+    expect(direct.isError).toBe(true);
+    expect(text(direct)).toBe(refusal('hostile:read_multiple_files', 'paths[1]', 'sub/../.env (.env)', '.env', ENV_FILE));
+    expect(callsReceived()).toEqual([]);
+  });
+
   it('the audit records the refusal as denied', async () => {
     await start();
     await call('hostile__read_text_file', { path: '.env' });
@@ -242,7 +260,7 @@ describe('third-party paths meet the protected set (issue 16 item 6)', () => {
   });
 
   it('trust: paths lifts the default deny (results stay data); permissions.yaml rules, the (*=glob) wildcard among them, still apply', async () => {
-    await start({ hostile: 'trust: paths', permissions: 'autonomy: full\ndeny:\n  - "*:*(*=**/id_rsa*)"\n  - "*:*(path=**/.env.local)"\n' });
+    await start({ hostile: 'trust: [paths]', permissions: 'autonomy: full\ndeny:\n  - "*:*(*=**/id_rsa*)"\n  - "*:*(path=**/.env.local)"\n' });
     expect((await call('hostile__read_text_file', { path: '.env' })).text).toBe(wrapped('hostile', 'API_TOKEN=[REDACTED]\n'));
     const permissionsFile = ws!.path('.bulkhead/permissions.yaml');
     expect((await call('hostile__read_text_file', { path: './.env.local' })).text).toBe(

@@ -1,4 +1,5 @@
-import { isAbsolute, resolve } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { PathGlobSet } from '../paths/globs.js';
 import { isPathLikeName, isPathValue, pathValueForms } from '../paths/path-values.js';
 import { CODE_ENTRIES, PERSISTENCE_ENTRIES, POLICY_GLOBS, SECRET_GLOBS, type ProtectedEntry } from '../paths/protected.js';
@@ -61,7 +62,10 @@ export interface ProtectedArgument {
 export interface ProtectedArgumentOptions {
   /** The tool's input JSON Schema, for arguments whose `format` says they are URIs. */
   readonly inputSchema?: unknown;
-  /** Where the server resolves a relative path (a stdio server's working folder). */
+  /**
+   * Where the server resolves a relative path (a stdio server's working folder). Given, the server
+   * runs on this machine, and a path that goes through a symlink is checked where it leads too.
+   */
   readonly cwd?: string;
   /** The control-plane folder: protected wherever it is. */
   readonly controlDir?: string;
@@ -97,6 +101,25 @@ function protection(form: string, options: ProtectedArgumentOptions): string | u
   return `${isFolderItself(form, rule) ? 'a protected folder' : 'inside a protected folder'} (${rule.category}: ${rule.glob})`;
 }
 
+/**
+ * Where `form` really leads on this machine when a symlink is on the way (`notes.txt -> .env`), or
+ * undefined. A missing last component (a file a tool would create) is resolved through its folder.
+ */
+function symlinkTarget(form: string, cwd: string): string | undefined {
+  const absolute = resolve(cwd, form);
+  let real: string;
+  try {
+    real = realpathSync(absolute);
+  } catch {
+    try {
+      real = join(realpathSync(dirname(absolute)), basename(absolute));
+    } catch {
+      return undefined;
+    }
+  }
+  return real === absolute ? undefined : real;
+}
+
 /** Whether `form` ends at the folder a rule names (`.ssh`, `a/.config/git`) rather than below it; folder entries are plain names. */
 function isFolderItself(form: string, rule: ProtectedRule): boolean {
   const folder = rule.glob.replace(/\/$/, '').toLowerCase();
@@ -115,13 +138,16 @@ export function findProtectedArguments(args: Readonly<Record<string, unknown>>, 
   const visit = (value: unknown, key: string, at: string, schema: SchemaNode | undefined, pathLike: boolean) => {
     if (typeof value === 'string') {
       if (!isPathValue(value, pathLike || isUriFormat(schema))) return;
-      for (const form of pathValueForms(value)) {
-        const why = protection(form, options);
-        if (why !== undefined) {
-          found.push({ at, key, value, form, why });
-          return;
-        }
-      }
+      const written = pathValueForms(value);
+      const check = (forms: readonly string[]) =>
+        forms.some((form) => {
+          const why = protection(form, options);
+          if (why !== undefined) found.push({ at, key, value, form, why });
+          return why !== undefined;
+        });
+      // Where symlinks lead is looked up only for a value whose spellings name nothing protected.
+      const cwd = options.cwd;
+      if (!check(written) && cwd !== undefined) check(written.flatMap((form) => symlinkTarget(form, cwd) ?? []));
     } else if (Array.isArray(value)) {
       value.forEach((item, index) => visit(item, key, `${at}[${index}]`, schemaNode(schema?.items), pathLike));
     } else if (value !== null && typeof value === 'object') {
