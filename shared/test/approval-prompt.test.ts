@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { approvalPrompt, MAX_PROMPT_CHARS, TooManyKeysToShow, type ApprovalRequest } from '../src/kit/approval-prompt.js';
+import { approvalPrompt, MAX_PROMPT_CHARS, restMessage, TooManyKeysToShow, type ApprovalRequest } from '../src/kit/approval-prompt.js';
 
 const REASON = 'mail:send_mail must be confirmed: /p/.bulkhead/permissions.yaml line 2 lists it under ask (`mail:*`)';
-const prompt = (args: Record<string, unknown>, extra: Partial<ApprovalRequest> = {}) => approvalPrompt({ qualifiedName: 'mail:send_mail', reason: REASON, args, ...extra });
+const build = (args: Record<string, unknown>, extra: Partial<ApprovalRequest> = {}) => approvalPrompt({ qualifiedName: 'mail:send_mail', reason: REASON, args, ...extra });
+const prompt = (args: Record<string, unknown>, extra: Partial<ApprovalRequest> = {}) => build(args, extra).message;
 const PEM = '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----';
 
 /** The line of the arguments section that shows `path`. */
@@ -23,7 +24,7 @@ describe('approval prompt', () => {
     expect(message.indexOf('bcc (string)')).toBeLessThan(800);
     expect(message).toContain(`\nLong values (the first 300 characters of each):\n  to: "${'a'.repeat(300)}"… (first 300 of 10,000 characters shown)\n`);
     expect(message.length).toBeLessThan(9_000);
-    expect(message).toContain('The full arguments are not kept anywhere else: the audit log records this call with strings cut at 256 characters.');
+    expect(message.endsWith('\n\nLong values are cut here and secrets redacted. To see the rest in full before deciding, choose "Show the rest of the arguments" (3 parts); the audit log keeps only the first 256 characters of each string.')).toBe(true);
   });
 
   it('says when the arguments shown are the whole arguments', () => {
@@ -149,5 +150,49 @@ describe('approval prompt', () => {
     expect(message.indexOf('  bcc (string): "last@evil.example"')).toBeLessThan(message.indexOf('What will happen'));
     expect(message).toContain('more long values not excerpted here: ');
     expect(message.length).toBeLessThan(16_000);
+  });
+
+  it('gives every value it cut in full in the rest, in parts, each headed by the call', () => {
+    const to = Array.from({ length: 1_000 }, (_, i) => `p${i}@example.com`).join(',');
+    const { message, rest } = build({ to, subject: 'short', body: 'b'.repeat(301), bcc: 'x@evil.example' });
+    expect(message).toContain('(3 parts)');
+    expect(rest).toHaveLength(3);
+    const joined = rest.join('\n');
+    // The to value, in pieces: put back together, it is whole.
+    const pieces = [...joined.matchAll(/^ {2}to \((?:string, [\d,]+ characters|continued)\): (".*")$/gm)].map((match) => JSON.parse(match[1]!) as string);
+    expect(pieces.join('')).toBe(to);
+    expect(joined).toContain(`\n  body (string, 301 characters): "${'b'.repeat(301)}"`);
+    expect(joined).not.toContain('subject');
+    for (const part of rest) expect(part.length).toBeLessThan(6_100);
+    expect(restMessage('mail:send_mail', rest, 1).startsWith('Allow mail:send_mail? The rest of its arguments in full, part 2 of 3 (secrets redacted):\n\n  to (continued): "')).toBe(true);
+  });
+
+  it('lists in the rest the values of keys past the budget, with secrets still redacted', () => {
+    const args = { ...Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`k${i}`, `value ${i}`])), password: 'hunter2', note: `key ${PEM}` };
+    const { message, rest } = build(args);
+    expect(message).toContain('; password (redacted); note (string, 116 characters)');
+    const joined = rest.join('\n');
+    expect(joined).toContain('\n  k499 (string): "value 499"');
+    expect(joined).toContain('\n  password (string): [REDACTED]');
+    expect(joined).toContain('\n  note (string, 116 characters): "key [REDACTED]"');
+    expect(joined).not.toContain('hunter2');
+    expect(`${message}${joined}`).not.toContain('b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ');
+  });
+
+  it('bounds the rest and says how much is left unshown', () => {
+    const { rest } = build({ body: 'z'.repeat(200_000), after: 'q'.repeat(500) });
+    expect(rest).toHaveLength(19);
+    const last = rest.at(-1)!;
+    expect(last).not.toContain('  after (');
+    expect(last).toMatch(/"\n {2}… 90,\d{3} more characters are not shown \(the parts hold at most 110,000 characters in all\), and nothing of after; decline if you need to see them\.$/);
+  });
+
+  it('writes out line breaks and invisible characters in the rest too', () => {
+    const { rest } = build({ body: `${'a'.repeat(400)}\u202E\nbcc: fake` });
+    expect(rest).toEqual([`  body (string, 411 characters): "${'a'.repeat(400)}\\u{202E}\\nbcc: fake"`]);
+  });
+
+  it('has no rest when nothing was cut', () => {
+    expect(build({ to: 'a@example.com', body: 'c'.repeat(250) }).rest).toEqual([]);
   });
 });

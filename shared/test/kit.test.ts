@@ -355,6 +355,36 @@ describe('permission gate', () => {
     expect(auditLines(auditFile).map((line) => line.decision)).toEqual(['ask:session', 'allow:session', 'ask:approved', 'ask:approved']);
   });
 
+  it('shows the rest of cut values, part by part, when the human asks for it before deciding', async () => {
+    const messages: string[] = [];
+    const answers: ElicitResult[] = [
+      { action: 'accept', content: { decision: 'more' } },
+      { action: 'accept', content: { decision: 'more' } },
+      { action: 'accept', content: { decision: 'once' } },
+      // A second call: "more" after the last part is no answer.
+      { action: 'accept', content: { decision: 'more' } },
+      { action: 'accept', content: { decision: 'more' } },
+      { action: 'accept', content: { decision: 'more' } },
+    ];
+    const { client } = await start({
+      elicit: (message) => {
+        messages.push(message);
+        return answers[messages.length - 1]!;
+      },
+    });
+    const value = `${'v'.repeat(9_000)}END`;
+    expect(text(await client.callTool({ name: 'label', arguments: { fields: { note: value, bcc: 'x@evil.example' } } }))).toBe('labelled');
+    expect(messages).toHaveLength(3);
+    expect(messages[0]).toContain('\n  fields.bcc (string): "x@evil.example"\n');
+    expect(messages[0]).toContain('choose "Show the rest of the arguments" (2 parts)');
+    expect(messages[1]!.startsWith('Allow demo:label? The rest of its arguments in full, part 1 of 2 (secrets redacted):\n\n  fields.note (string, 9,003 characters): "vvv')).toBe(true);
+    expect(messages[2]!.startsWith('Allow demo:label? The rest of its arguments in full, part 2 of 2 (secrets redacted):\n\n  fields.note (continued): "vvv')).toBe(true);
+    expect(messages[2]).toContain('END"');
+    expect(text(await client.callTool({ name: 'label', arguments: { fields: { note: value } } }))).toBe('Permission denied: the user declined demo:label. Nothing was run.');
+    expect(messages).toHaveLength(6);
+    expect(effects).toEqual(['label 2']);
+  });
+
   it('runs nothing when the human declines, denies, leaves approve unticked or answers something else', async () => {
     const answers: ElicitResult[] = [
       { action: 'decline' },

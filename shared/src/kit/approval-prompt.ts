@@ -27,6 +27,11 @@ const ARGUMENT_LINES_BUDGET = 4000;
 /** What the preview and the long values may add after the argument lines. */
 const DETAIL_BUDGET = 4000;
 const PREVIEW_LINES = 40;
+/** The rest of the values comes in parts of about this size; they hold at most REST_CHARS of quoted values (20 parts or fewer). */
+const PART_CHARS = 6000;
+const REST_CHARS = 110_000;
+/** The title of the choice that shows the rest of the values. */
+export const SHOW_REST = 'Show the rest of the arguments';
 const PREVIEW_LINE_CHARS = 160;
 /**
  * The most a prompt may take with every key listed. A call with so many keys that even their
@@ -124,13 +129,14 @@ function excerpt(leaf: Leaf, chars: number): string {
   return text.length > chars ? `${body}… (first ${count(chars)} of ${count(text.length)} characters shown)` : body;
 }
 
-function argumentLine(leaf: Leaf): string {
-  const value = leaf.secret ? REDACTED : excerpt(leaf, INLINE_CHARS);
+function argumentLine(leaf: Leaf, chars: number): string {
+  const value = leaf.secret ? REDACTED : excerpt(leaf, chars);
   return `  ${leaf.path} (${typeOf(leaf.value)}): ${value}`;
 }
 
-/** A key's size in the compact list past the budget. */
+/** A key's size in the compact list past the budget (a secret's length is no one's business). */
 function sizeOf(leaf: Leaf): string {
+  if (leaf.secret) return 'redacted';
   if (typeof leaf.value === 'string') return `string, ${count(leaf.value.length)} characters`;
   return typeOf(leaf.value);
 }
@@ -146,14 +152,71 @@ function previewSection(preview: NonNullable<ApprovalRequest['preview']>): strin
   return ['What will happen (the tool\'s preview):', ...shown, ...(more > 0 ? [`  … ${count(more)} more line${more === 1 ? '' : 's'}`] : [])];
 }
 
+/** A prompt: the first message, and the rest of the values in full, one message per part, for a human who asks for them. */
+export interface ApprovalPrompt {
+  readonly message: string;
+  /** Every value the message cut or left out, in full (secrets redacted), split into parts of a few KB; empty when nothing was cut. */
+  readonly rest: readonly string[];
+}
+
 /**
- * The text of an approval prompt: the tool, why it is asked, then every argument by key path with
- * its type (long values cut, with their length), the tool's preview, longer excerpts of long
- * values, and where the rest is. Every key is listed before any long excerpt, so a long value
- * cannot push another key out of sight; secrets are redacted but their keys shown; invisible and
- * direction-changing characters are written out.
+ * The values the first message did not show in full, in parts of about PART_CHARS. Bounded: the
+ * quoted values take at most REST_CHARS, and the last part says which values or how much is left.
  */
-export function approvalPrompt(request: ApprovalRequest): string {
+function restParts(leaves: readonly Leaf[]): string[] {
+  const parts: string[] = [];
+  let part: string[] = [];
+  let used = 0;
+  const flush = () => {
+    if (part.length > 0) parts.push(part.join('\n'));
+    part = [];
+    used = 0;
+  };
+  const add = (line: string) => {
+    if (used > 0 && used + line.length > PART_CHARS) flush();
+    part.push(line);
+    used += line.length + 1;
+  };
+  let budget = REST_CHARS;
+  let unshown = 0;
+  const notShown: string[] = [];
+  for (const leaf of leaves) {
+    if (leaf.secret || typeof leaf.value !== 'string') {
+      add(argumentLine(leaf, PART_CHARS));
+      continue;
+    }
+    const value = leaf.value;
+    const text = redactedStart(value, Math.min(value.length, budget));
+    let offset = 0;
+    while (offset < text.length && budget > 0) {
+      // Quoting writes some characters out longer (a line break as \n, a bidi mark as \u{202E}), so a piece is sized by its quoted form.
+      const room = Math.min(Math.max(PART_CHARS - used - 100, 200), budget);
+      let piece = text.slice(offset, offset + room);
+      while (piece.length > 1 && quoted(piece).length > room + 2) piece = piece.slice(0, Math.ceil(piece.length / 2));
+      add(`  ${leaf.path} (${offset === 0 ? typeOf(value) : 'continued'}): ${quoted(piece)}`);
+      offset += piece.length;
+      budget -= quoted(piece).length;
+    }
+    if (offset === 0 && value.length > 0) notShown.push(leaf.path);
+    if (text.length < value.length || offset < text.length) unshown += Math.max(value.length - offset, 0);
+  }
+  flush();
+  if (unshown > 0) {
+    const which = notShown.length > 0 ? `, and nothing of ${notShown.join(', ')}` : '';
+    const note = `  … ${count(unshown)} more characters are not shown (the parts hold at most ${count(REST_CHARS)} characters in all)${which}; decline if you need to see them.`;
+    parts.push(`${parts.pop() ?? ''}\n${note}`.replace(/^\n/, ''));
+  }
+  return parts;
+}
+
+/**
+ * An approval prompt: the tool, why it is asked, then every argument by key path with its type
+ * (long values cut, with their length), the tool's preview and longer excerpts of long values;
+ * the values it cut follow in parts the human can ask for. Every key is listed before any long
+ * excerpt, so a long value cannot push another key out of sight; secrets are redacted but their
+ * keys shown; invisible and direction-changing characters are written out.
+ */
+export function approvalPrompt(request: ApprovalRequest): ApprovalPrompt {
   const leaves = leavesOf(request.args, request.redactKeys ?? []);
   const head = [
     `Allow ${request.qualifiedName}?`,
@@ -166,39 +229,45 @@ export function approvalPrompt(request: ApprovalRequest): string {
   let used = 0;
   let listed = 0;
   for (const leaf of leaves) {
-    const line = argumentLine(leaf);
+    const line = argumentLine(leaf, INLINE_CHARS);
     if (used + line.length > ARGUMENT_LINES_BUDGET) break;
     lines.push(line);
     used += line.length + 1;
     listed++;
   }
-  const rest = leaves.slice(listed);
-  if (rest.length > 0) lines.push(`  … and ${count(rest.length)} more, by key with size: ${rest.map((leaf) => `${leaf.path} (${sizeOf(leaf)})`).join('; ')}`);
+  const unlisted = leaves.slice(listed);
+  if (unlisted.length > 0) lines.push(`  … and ${count(unlisted.length)} more, by key with size: ${unlisted.map((leaf) => `${leaf.path} (${sizeOf(leaf)})`).join('; ')}`);
 
   const details: string[] = [];
   if (request.preview) details.push('', ...previewSection(request.preview));
   const long = leaves.slice(0, listed).filter(isLong);
+  let excerpted = 0;
   if (long.length > 0) {
     details.push('', `Long values (the first ${count(LONG_EXCERPT_CHARS)} characters of each):`);
     let detailUsed = details.join('\n').length;
-    let shownLong = 0;
     for (const leaf of long) {
       const line = `  ${leaf.path}: ${excerpt(leaf, LONG_EXCERPT_CHARS)}`;
       if (detailUsed + line.length > DETAIL_BUDGET) break;
       details.push(line);
       detailUsed += line.length + 1;
-      shownLong++;
+      excerpted++;
     }
-    if (shownLong < long.length) details.push(`  (${count(long.length - shownLong)} more long value${long.length - shownLong === 1 ? '' : 's'} not excerpted here: ${long.slice(shownLong).map((leaf) => leaf.path).join(', ')})`);
+    if (excerpted < long.length) details.push(`  (${count(long.length - excerpted)} more long value${long.length - excerpted === 1 ? '' : 's'} not excerpted here: ${long.slice(excerpted).map((leaf) => leaf.path).join(', ')})`);
   }
-  const cut = rest.length > 0 || long.length > 0;
+  const cutShort = new Set([...long.slice(0, excerpted).filter((leaf) => rendered(leaf.value).length > LONG_EXCERPT_CHARS), ...long.slice(excerpted), ...unlisted]);
+  const rest = restParts(leaves.filter((leaf) => cutShort.has(leaf)));
   const footer = [
     '',
-    cut
-      ? 'Long values are cut here and secrets redacted. The full arguments are not kept anywhere else: the audit log records this call with strings cut at 256 characters. If you need to see more, decline and ask for the call in smaller parts.'
+    rest.length > 0
+      ? `Long values are cut here and secrets redacted. To see the rest in full before deciding, choose "${SHOW_REST}" (${count(rest.length)} part${rest.length === 1 ? '' : 's'}); the audit log keeps only the first 256 characters of each string.`
       : 'These are the whole arguments (secrets redacted).',
   ];
   const message = [...head, ...lines, ...details, ...footer].join('\n');
   if (message.length > MAX_PROMPT_CHARS) throw new TooManyKeysToShow(leaves.length);
-  return message;
+  return { message, rest };
+}
+
+/** One part of the rest of the values, headed so the human still sees which call it belongs to. */
+export function restMessage(qualifiedName: string, rest: readonly string[], index: number): string {
+  return `Allow ${qualifiedName}? The rest of its arguments in full, part ${count(index + 1)} of ${count(rest.length)} (secrets redacted):\n\n${rest[index]}`;
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Decision, PermissionGate } from '../permissions/gate.js';
 import { errorMessage, ToolError } from '../errors.js';
-import { approvalPrompt, TooManyKeysToShow, type ApprovalRequest } from './approval-prompt.js';
+import { approvalPrompt, restMessage, SHOW_REST, TooManyKeysToShow, type ApprovalRequest } from './approval-prompt.js';
 import type { CallState, RiskAssessment } from './call-state.js';
 import type { Middleware } from './compose.js';
 
@@ -25,12 +25,13 @@ export interface GateOptions {
 export const APPROVAL_CHOICES = {
   once: 'Allow once',
   session: 'Allow this tool for the rest of this session',
+  more: SHOW_REST,
   deny: 'Deny',
 } as const;
-type Choice = keyof typeof APPROVAL_CHOICES | 'declined';
+type Choice = Exclude<keyof typeof APPROVAL_CHOICES, 'more'> | 'declined';
 
 /** `approve: true` is the form of earlier versions (a single checkbox); clients built for it still work. */
-const answerSchema = z.union([z.object({ decision: z.enum(['once', 'session', 'deny']) }), z.object({ approve: z.literal(true) }).transform(() => ({ decision: 'once' as const }))]);
+const answerSchema = z.union([z.object({ decision: z.enum(['once', 'session', 'more', 'deny']) }), z.object({ approve: z.literal(true) }).transform(() => ({ decision: 'once' as const }))]);
 
 function refusal(decision: Decision, tail: string): string {
   return `Permission denied: ${decision.reason}. ${tail}${decision.remedy ? ` To allow it: ${decision.remedy}.` : ''}`;
@@ -60,7 +61,7 @@ async function previewOf(state: CallState): Promise<ApprovalRequest['preview']> 
 }
 
 async function askHuman(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions): Promise<Choice> {
-  const message = approvalPrompt({
+  const prompt = approvalPrompt({
     qualifiedName: state.qualifiedName,
     reason: decision.reason,
     args: state.args,
@@ -70,30 +71,36 @@ async function askHuman(state: CallState, decision: Decision, assessment: RiskAs
   });
   // An always_ask entry wants every call confirmed; without a session there is nothing to remember an allow in.
   const sessionOffered = state.sessionApprovals !== undefined && !decision.alwaysAsk;
-  const choices = sessionOffered ? (['once', 'session', 'deny'] as const) : (['once', 'deny'] as const);
-  const result = await state.extra.sendRequest(
-    {
-      method: 'elicitation/create',
-      params: {
-        mode: 'form',
-        message,
-        requestedSchema: {
-          type: 'object',
-          properties: {
-            decision: { type: 'string', title: `Run ${state.qualifiedName}?`, oneOf: choices.map((choice) => ({ const: choice, title: APPROVAL_CHOICES[choice] })) },
+  // The first message, then, one at a time as the human asks for them, the parts of the rest.
+  for (let shown = 0; ; shown++) {
+    const moreOffered = shown < prompt.rest.length;
+    const choices: (keyof typeof APPROVAL_CHOICES)[] = ['once', ...(sessionOffered ? (['session'] as const) : []), ...(moreOffered ? (['more'] as const) : []), 'deny'];
+    const result = await state.extra.sendRequest(
+      {
+        method: 'elicitation/create',
+        params: {
+          mode: 'form',
+          message: shown === 0 ? prompt.message : restMessage(state.qualifiedName, prompt.rest, shown - 1),
+          requestedSchema: {
+            type: 'object',
+            properties: {
+              decision: { type: 'string', title: `Run ${state.qualifiedName}?`, oneOf: choices.map((choice) => ({ const: choice, title: APPROVAL_CHOICES[choice] })) },
+            },
+            required: ['decision'],
           },
-          required: ['decision'],
         },
       },
-    },
-    ElicitResultSchema,
-    { signal: state.signal, timeout: ELICIT_TIMEOUT_MS },
-  );
-  if (result.action !== 'accept') return 'declined';
-  const answer = answerSchema.safeParse(result.content ?? {});
-  if (!answer.success) return 'declined';
-  // A session allow where none was offered is taken as once, never as more.
-  return answer.data.decision === 'session' && !sessionOffered ? 'once' : answer.data.decision;
+      ElicitResultSchema,
+      { signal: state.signal, timeout: ELICIT_TIMEOUT_MS },
+    );
+    if (result.action !== 'accept') return 'declined';
+    const answer = answerSchema.safeParse(result.content ?? {});
+    if (!answer.success) return 'declined';
+    const picked = answer.data.decision;
+    // A session allow where none was offered (always_ask) allows once, never more; "more" after the last part is no answer.
+    if (!choices.includes(picked)) return picked === 'session' ? 'once' : 'declined';
+    if (picked !== 'more') return picked;
+  }
 }
 
 /** The permission gate as a middleware: a denied call never reaches the tool. */
