@@ -4,6 +4,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { BatchedWriter, deliverJsonRpcLines, LineReader, redactText } from '@bulkhead/core';
 import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
+import { familyOf, killSurvivors } from './proc-table.js';
 
 export interface ChildSpec {
   readonly command: string;
@@ -135,7 +136,9 @@ export class ChildProcessTransport implements Transport {
     const child = this.child;
     if (!child || child.pid === undefined || this.closed) return this.finish();
     const pid = child.pid;
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // Read before the child goes: once it has, its children that left its session are orphans no link leads to.
+    const family = familyOf(new Set([pid]));
+    const exited = new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
     try {
       process.kill(-pid, 'SIGTERM');
     } catch {
@@ -145,6 +148,7 @@ export class ChildProcessTransport implements Transport {
     await exited;
     clearTimeout(timer);
     killGroup(pid);
+    killSurvivors(family);
     this.finish();
   }
 

@@ -7,53 +7,21 @@
  *
  * A process is attributed to a child when it is in the child's session or process group (a
  * grandchild that moved to a group of its own with `set -m` stays in the session), or descends
- * from such a process by parent links (a grandchild that called setsid while its parent lives).
- * What escapes: a process that left the session and whose parent chain was already cut (a
- * daemon that double-forked away to init) before the sweep.
+ * from such a process by parent links (a grandchild that called setsid). Parent links are cut
+ * when a parent exits (its orphans move to init), so the watchdog also takes a census every
+ * second and remembers each attributed process by pid and start time: a grandchild in a session
+ * of its own is still ended after the server that started it was stopped or crashed. What
+ * escapes: a process that left the session and whose parent chain was cut within the second
+ * before (a daemon that double-forks away at once).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-
-interface ProcessRow {
-  readonly pid: number;
-  readonly ppid: number;
-  readonly group: number;
-  readonly session: number;
-  readonly startTime: string;
-}
-
-/** Fields of /proc/PID/stat after the command name, which may itself hold spaces and parentheses. */
-function readStat(pid: number): ProcessRow | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is the state; ppid, pgrp and session follow; starttime is field 22 of the whole line.
-    return { pid, ppid: Number(fields[1]), group: Number(fields[2]), session: Number(fields[3]), startTime: fields[19] ?? '' };
-  } catch {
-    return undefined;
-  }
-}
-
-function processTable(): ProcessRow[] {
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return [];
-  }
-  return names.filter((name) => /^\d+$/.test(name)).flatMap((name) => readStat(Number(name)) ?? []);
-}
-
-function signal(pid: number, name: NodeJS.Signals): void {
-  try {
-    process.kill(pid, name);
-  } catch {
-    // gone already
-  }
-}
+import { familyOf, processTable, readStat, signal, type ProcessRow } from './proc-table.js';
 
 /** Each tracked session leader with its start time, so that a reused pid is told from the child. */
 const leaders = new Map<number, string | undefined>();
+/** Processes the census attributed to a leader, by pid: their start time and the leader. */
+const remembered = new Map<number, { readonly startTime: string; readonly leader: number }>();
+const CENSUS_MS = 1000;
 
 /**
  * The leaders whose sessions may still hold processes: a live process under a leader's pid that
@@ -71,32 +39,48 @@ function liveSessions(table: readonly ProcessRow[], chosen: readonly number[]): 
 }
 
 /**
- * Stops (SIGSTOP) every process attributed to the sessions, rescanning until a scan finds none
+ * The processes of `table` attributed to the leaders `chosen`, beyond those already in `known`:
+ * their sessions and groups, what the census remembered of them, and everything below those.
+ */
+function attributed(table: readonly ProcessRow[], chosen: readonly number[], known: ReadonlySet<number>): ProcessRow[] {
+  const leaderSet = new Set(chosen);
+  const recalled = (row: ProcessRow) => {
+    const memory = remembered.get(row.pid);
+    return memory !== undefined && memory.startTime === row.startTime && leaderSet.has(memory.leader);
+  };
+  return familyOf(liveSessions(table, chosen), table, recalled, known);
+}
+
+/**
+ * Stops (SIGSTOP) every process attributed to the leaders, rescanning until a scan finds none
  * new, so that nothing forks past the sweep; then kills them all. Without /proc (not Linux) only
  * the process groups are killed.
  */
 function sweep(chosen: readonly number[]): void {
   const targets = new Set<number>();
   for (let round = 0; round < 50; round++) {
-    const table = processTable().filter((row) => row.pid !== process.pid);
-    if (table.length === 0) break;
-    const sessions = liveSessions(table, chosen);
-    let found = false;
-    for (let grown = true; grown; ) {
-      grown = false;
-      for (const row of table) {
-        if (targets.has(row.pid)) continue;
-        if (sessions.has(row.session) || sessions.has(row.group) || sessions.has(row.pid) || targets.has(row.ppid)) {
-          signal(row.pid, 'SIGSTOP');
-          targets.add(row.pid);
-          grown = found = true;
-        }
-      }
+    const table = processTable();
+    const added = attributed(table, chosen, targets);
+    for (const row of added) {
+      signal(row.pid, 'SIGSTOP');
+      targets.add(row.pid);
     }
-    if (!found) break;
+    if (added.length === 0) break;
   }
   for (const leader of chosen) signal(-leader, 'SIGKILL');
   for (const pid of targets) signal(pid, 'SIGKILL');
+  for (const [pid, memory] of remembered) if (chosen.includes(memory.leader)) remembered.delete(pid);
+}
+
+/** Remembers who belongs to which leader while parent links still say so. */
+function census(): void {
+  if (leaders.size === 0) return;
+  const table = processTable();
+  const live = new Map(table.map((row) => [row.pid, row.startTime]));
+  for (const [pid, memory] of remembered) if (live.get(pid) !== memory.startTime) remembered.delete(pid);
+  for (const leader of leaders.keys()) {
+    for (const row of attributed(table, [leader], new Set())) if (!remembered.has(row.pid)) remembered.set(row.pid, { startTime: row.startTime, leader });
+  }
 }
 
 function record(leader: number): void {
@@ -118,5 +102,6 @@ lines.on('close', () => {
   sweep([...leaders.keys()]);
   process.exit(0);
 });
+setInterval(census, CENSUS_MS);
 // The gateway's own signals (a terminal's Ctrl-C reaches its whole group) must not end the watchdog first.
 for (const name of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(name, () => undefined);
