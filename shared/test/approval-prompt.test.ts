@@ -138,6 +138,18 @@ describe('approval prompt', () => {
     expect(message).toContain(`\n  +${'z'.repeat(159)}…(1,001 characters)\n  +name\\u{202E}txt.exe\n  +[REDACTED]\n`);
   });
 
+  it('redacts a private key that spans many lines of a diff', () => {
+    const diff = ['--- a/id', '+++ b/id', ...PEM.split('\n').map((line) => `+${line}`), '+after the key'].join('\n');
+    const message = prompt({ path: 'id' }, { preview: { text: diff } });
+    expect(message).toContain("What will happen (the tool's preview):\n  --- a/id\n  +++ b/id\n  +[REDACTED]\n  +after the key\n");
+    expect(message).not.toContain('b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ');
+  });
+
+  it('counts the lines of a preview too long to read whole', () => {
+    const message = prompt({ path: 'x' }, { preview: { text: Array.from({ length: 100_000 }, (_, i) => `+${i}`).join('\n') } });
+    expect(message).toContain('\n  +39\n  … 99,960 more lines\n');
+  });
+
   it('says when the tool could not preview the call', () => {
     const message = prompt({ path: 'x' }, { preview: { failed: 'old_string was not found in x' } });
     expect(message).toContain('\nWhat will happen: the tool could not tell:\n  old_string was not found in x\n');

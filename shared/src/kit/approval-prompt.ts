@@ -33,6 +33,8 @@ const REST_CHARS = 110_000;
 /** The title of the choice that shows the rest of the values. */
 export const SHOW_REST = 'Show the rest of the arguments';
 const PREVIEW_LINE_CHARS = 160;
+/** How much of a preview is read for the lines shown and secrets in them; lines past it are only counted. */
+const PREVIEW_SCAN_CHARS = 256 * 1024;
 /**
  * The most a prompt may take with every key listed. A call with so many keys that even their
  * compact list does not fit is refused rather than shown in part: a key nobody saw is not approved.
@@ -143,13 +145,13 @@ function sizeOf(leaf: Leaf): string {
 
 function previewSection(preview: NonNullable<ApprovalRequest['preview']>): string[] {
   if ('failed' in preview) return ['What will happen: the tool could not tell:', `  ${neutralizeInvisible(redactedStart(preview.failed, 500))}`];
-  const lines = preview.text.replace(/\n$/, '').split('\n');
-  const shown = lines.slice(0, PREVIEW_LINES).map((line) => {
-    const cut = line.length > PREVIEW_LINE_CHARS ? `${redactedStart(line, PREVIEW_LINE_CHARS)}…(${count(line.length)} characters)` : redactText(line);
-    return `  ${neutralizeInvisible(cut)}`;
-  });
-  const more = lines.length - shown.length;
-  return ['What will happen (the tool\'s preview):', ...shown, ...(more > 0 ? [`  … ${count(more)} more line${more === 1 ? '' : 's'}`] : [])];
+  // Redacted as one text, not line by line: a private key in a diff spans many lines.
+  const text = preview.text.replace(/\n$/, '');
+  const lines = redactText(text.slice(0, PREVIEW_SCAN_CHARS)).split('\n');
+  const unscannedLines = (text.slice(PREVIEW_SCAN_CHARS).match(/\n/g) ?? []).length;
+  const shown = lines.slice(0, PREVIEW_LINES).map((line) => `  ${neutralizeInvisible(line.length > PREVIEW_LINE_CHARS ? `${line.slice(0, PREVIEW_LINE_CHARS)}…(${count(line.length)} characters)` : line)}`);
+  const more = lines.length + unscannedLines - shown.length;
+  return ["What will happen (the tool's preview):", ...shown, ...(more > 0 ? [`  … ${count(more)} more line${more === 1 ? '' : 's'}`] : [])];
 }
 
 /** A prompt: the first message, and the rest of the values in full, one message per part, for a human who asks for them. */
