@@ -145,6 +145,8 @@ describe('through the gateway', () => {
     const rest = messages.slice(1).join('\n');
     expect(rest).toContain('person499@example.com');
     expect(rest).toContain('See the attached minutes.\\nSee the attached minutes.');
+    // The fixture's claim of a dry-run preview was not believed: nothing was called to preview it.
+    expect(message).not.toContain('What will happen');
     expect(existsSync(ws.path(outbox))).toBe(false);
   });
 
