@@ -25,13 +25,16 @@ const INSTRUCTION_RULES: readonly Rule[] = [
   { pattern: /\byou\s+must\s+(call|invoke|read|send|forward|upload|ignore|tell|reveal|run|execute)\b[^.\n]{0,60}\b(tool|file|key|token|secret|content|conversation|instructions?|password|credentials?)\b/i, what: 'order aimed at the model' },
   { pattern: /(^|\n)\s*(system|assistant|human|developer)\s*:/i, what: 'role marker' },
   { pattern: /\[\/?\s*(INST|SYSTEM)\s*\]|<\|im_(start|end)\|>/i, what: 'role marker' },
+  // Markdown a human skims past: a comment is not rendered, an image is fetched (with whatever its URL carries).
+  { pattern: /<!--/, what: 'hidden comment' },
+  { pattern: /!\[[^\]]{0,100}\]\(\s*https?:/i, what: 'image link that would be fetched' },
 ];
 
 /** Files an honest tool description has no reason to name: keys, credentials, client configs. */
 const SENSITIVE_PATH = /(~|\$HOME|%USERPROFILE%)?[\\/]?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|(^|[\s"'`(/\\])\.env\b|\bmcp\.json\b|\bclaude_desktop_config\b|\.aws[\\/]credentials|\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pgpass\b/i;
 
 /** A run of whitespace this long pushes what follows out of a narrow view of the text. */
-const PADDING = /[ \t\r\n\u00A0\u2000-\u200A\u3000]{20,}\S/;
+const PADDING = /[ \t\r\n\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]{20,}\S/;
 
 /** Past this, a description is more than a tool needs to say, and room to hide something. */
 export const LONG_TEXT_CHARS = 4000;
@@ -50,14 +53,16 @@ function quote(match: string): string {
 export function scanText(text: string, options: { readonly long?: boolean } = {}): TextFinding[] {
   const findings: TextFinding[] = [];
   if (hasInvisible(text)) findings.push({ reason: 'invisible characters (control, bidi, zero-width or tag characters)' });
+  // Matched as a model would read it: fullwidth or styled letters folded (NFKC), invisible characters dropped.
+  const plain = neutralizeInvisible(text.normalize('NFKC')).replace(/\\u\{[0-9A-F]+\}/g, '');
   const reported = new Set<string>();
   for (const rule of INSTRUCTION_RULES) {
-    const match = rule.pattern.exec(text);
+    const match = rule.pattern.exec(plain);
     if (!match || reported.has(rule.what)) continue;
     reported.add(rule.what);
     findings.push({ reason: `${rule.what} ${quote(match[0])}` });
   }
-  const path = SENSITIVE_PATH.exec(text);
+  const path = SENSITIVE_PATH.exec(plain);
   if (path) findings.push({ reason: `names a sensitive file ${quote(path[0])}` });
   if (PADDING.test(text)) findings.push({ reason: 'long whitespace padding that pushes text out of view' });
   if (options.long && text.length > LONG_TEXT_CHARS) findings.push({ reason: `very long (${text.length} characters)` });
