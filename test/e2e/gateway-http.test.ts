@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, startStdioServer, tempWorkspace, type HttpServerProcess, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
@@ -24,7 +24,7 @@ describe('the gateway over HTTP with tokens mapped to profiles', () => {
       'full.token': full,
       '.bulkhead/readonly.token': narrow,
       '.bulkhead/permissions.yaml': 'allow:\n  - everything\n',
-      '.bulkhead/bulkhead.yaml': `servers:\n  fs: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\nprofiles:\n  readonly:\n    namespaces: [fs]\ntokens:\n  - file: readonly.token\n    profile: readonly\n`,
+      '.bulkhead/bulkhead.yaml': `servers:\n  fs: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n    trust: results\nprofiles:\n  readonly:\n    namespaces: [fs]\ntokens:\n  - file: readonly.token\n    profile: readonly\n`,
     });
     const gateway: HttpServerProcess = await startHttpServer({
       script: GATEWAY_CLI,
@@ -32,7 +32,8 @@ describe('the gateway over HTTP with tokens mapped to profiles', () => {
       headers: { authorization: `Bearer ${full}` },
     });
     closers.push(gateway.close);
-    expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'full' } } }))).toBe('Echo: full');
+    // A third-party result comes back labelled as untrusted data.
+    expect(text(await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'full' } } }))).toContain('Echo: full');
     const readonly = await gateway.connectAnother({ authorization: `Bearer ${narrow}` });
     expect(text(await readonly.callTool({ name: 'call_tool', arguments: { name: 'everything__echo', arguments: { message: 'narrow' } } }))).toBe(
       'Unknown tool everything__echo; use tool_search to find tools (names look like fs__read_file or fs:read_file)',
@@ -81,7 +82,8 @@ describe('an HTTP downstream', () => {
     closers.push(async () => {
       if (remote.exitCode === null) await stopRemote();
     });
-    ws.write('.bulkhead/bulkhead.yaml', `servers:\n  remote:\n    url: http://127.0.0.1:${port}/mcp\n    headers:\n      Authorization: Bearer ${token}\n`);
+    // Our own fs server, so trusted as a built-in is (its annotations keep read_file low risk).
+    ws.write('.bulkhead/bulkhead.yaml', `servers:\n  remote:\n    url: http://127.0.0.1:${port}/mcp\n    trust: all\n    headers:\n      Authorization: Bearer ${token}\n`);
     const gateway: ServerProcess = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     closers.push(gateway.close);
     const read = () => gateway.client.callTool({ name: 'call_tool', arguments: { name: 'remote__read_file', arguments: { path: 'r.txt' } } });
@@ -89,21 +91,27 @@ describe('an HTTP downstream', () => {
     await stopRemote();
     const down = await read();
     expect(down.isError).toBe(true);
-    expect(text(down)).toMatch(/^remote \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached \(.+\); reconnecting\. Try again shortly\.$/);
+    expect(text(down)).toMatch(/^remote \(http:\/\/127\.0\.0\.1:\d+\/mcp\) could not be reached \(.+\); reconnecting(: restarting in \d+ s \(restart \d+ of at most \d+\))?\. Try again shortly\.$/);
     remote = await startFsOverHttp(ws.path('remote'), port, token);
     await expect.poll(async () => text(await read()), { timeout: 15_000, interval: 300 }).toBe('     1\tremote file');
   });
 });
 
 describe('bulkhead start --http, config init and doctor', () => {
-  it('prints the URL and the Claude Desktop snippets', async () => {
+  it('prints the URL, where its token is kept and the client snippets with it', async () => {
     ws = tempWorkspace({ 'a.txt': 'a\n', '.bulkhead/bulkhead.yaml': 'servers:\n  fs: {}\n' });
     const gateway = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     closers.push(gateway.close);
-    await expect.poll(() => gateway.stdout()).toContain('Ctrl-C stops it.');
-    expect(gateway.stdout()).toContain(`\ndownstream servers: fs (starting; each is reported below when it is up)\nroots: ${ws.root}\n`);
+    const tokenFile = ws.path('.bulkhead/keys/bulkhead.http.token');
+    const token = readFileSync(tokenFile, 'utf8').trim();
+    expect(gateway.token).toBe(token);
+    expect(gateway.stdout()).toContain(
+      `\ndownstream servers: fs (starting; each is reported below when it is up)\nroots: ${ws.root}\ncontrol-plane folder: ${ws.path('.bulkhead')}\n` +
+        `bearer token: made now and kept in ${tokenFile} (mode 0600; the next start uses it again; delete the file for a new one)\n`,
+    );
     const snippets = [...gateway.stdout().matchAll(/^\{\n[\s\S]*?^\}$/gm)].map((m) => JSON.parse(m[0]));
-    expect(snippets[0]).toEqual({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', gateway.url] } } });
+    expect(snippets[0]).toEqual({ mcpServers: { bulkhead: { command: 'npx', args: ['-y', 'mcp-remote', gateway.url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: `Bearer ${token}` } } } });
+    expect(gateway.stdout()).toContain(`\nclaude mcp add --transport http bulkhead ${gateway.url} --header "Authorization: Bearer ${token}"\n`);
     expect(snippets[1]).toEqual({ mcpServers: { bulkhead: { command: process.execPath, args: [GATEWAY_CLI, 'start', '--root', ws.root] } } });
     expect(text(await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'a.txt' } }))).toBe('     1\ta');
   });

@@ -156,8 +156,9 @@ describe('output caps on third-party results', () => {
     const long = await call('big:long_text');
     const longText = text(long);
     expect(Buffer.byteLength(longText)).toBeLessThanOrEqual(512 * 1024);
-    expect(longText.startsWith('STARTxxx')).toBe(true);
-    expect(longText.endsWith('xxxEND')).toBe(true);
+    // Wrapped as untrusted content first, then capped: head and tail keep both tags.
+    expect(longText.startsWith('<untrusted_external_content source="big (third-party MCP server)">\nSTARTxxx')).toBe(true);
+    expect(longText.endsWith('xxxEND\n</untrusted_external_content>')).toBe(true);
     expect(longText).toMatch(/\n…\(1\d{6} bytes truncated\)…\n/);
 
     const rows = await call('big:large_rows');
@@ -183,10 +184,10 @@ describe('output caps on third-party results', () => {
     const runaway = await call('big:runaway');
     expect(runaway.isError).toBe(true);
     expect(text(runaway)).toBe(
-      "big stopped while running runaway (the gateway stopped it: it sent a message larger than 64 MiB, the gateway's limit for one message); it is restarting and the call was not completed. Try again shortly.",
+      "big sent a message larger than 64 MiB, the gateway's limit for one message, so it was stopped while running runaway; the call was not completed; restarting in 1 s (restart 1 of at most 8). Try again shortly.",
     );
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(text(await call('big:long_text'))).toMatch(/^STARTxxx/);
+    expect(text(await call('big:long_text'))).toMatch(/^<untrusted_external_content source="big \(third-party MCP server\)">\nSTARTxxx/);
   }, 30_000);
 });
 

@@ -21,6 +21,9 @@ afterEach(async () => {
   ws?.cleanup();
 });
 
+/** What the slow server answers, as a third-party result reaches the client: wrapped as untrusted content. */
+const LATE_ANSWER = '<untrusted_external_content source="slow (third-party MCP server)">\nran late_answer\n</untrusted_external_content>';
+
 function entry(namespace: string, ...args: string[]): string {
   return `  ${namespace}:\n    command: ${process.execPath}\n    args: ${JSON.stringify([SLUGGISH, ...args])}\n`;
 }
@@ -57,7 +60,7 @@ describe('the gateway while its downstreams start', () => {
     expect((early.structuredContent as { unavailable: string[] }).unavailable).toContain('slow is still starting');
     // A call for the slow server's tool waits for its first start instead of calling it unknown.
     const called = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'slow__late_answer', arguments: {} } });
-    expect(text(called)).toBe('ran late_answer');
+    expect(text(called)).toBe(LATE_ANSWER);
     await until(() => gateway!.stderr().includes('bulkhead: slow is up (1 tool)\n'), 'the report of the slow server');
     await until(() => changes > 0, 'a tools/list_changed notification');
     const late = await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'time of a server that starts slowly' } });
@@ -74,7 +77,7 @@ describe('the gateway while its downstreams start', () => {
     gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     expect(gateway.stderr()).not.toContain('slow is up');
     expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toEqual(['slow__late_answer', 'tool_search', 'call_tool', 'list_tools', 'load_tools', 'unload_tools']);
-    expect(text(await gateway.client.callTool({ name: 'slow__late_answer', arguments: {} }))).toBe('ran late_answer');
+    expect(text(await gateway.client.callTool({ name: 'slow__late_answer', arguments: {} }))).toBe(LATE_ANSWER);
   });
 
   it('gives up on a server that never answers after start_timeout_ms and says so, while the rest works', async () => {

@@ -17,8 +17,11 @@ export const ODD_NAMES_SERVER = fileURLToPath(new URL('../fixtures/odd-names-ser
 export const BIG_RESULTS_SERVER = fileURLToPath(new URL('../fixtures/big-results-server.mjs', import.meta.url));
 /** The reference server from npm that the gateway tests put beside the built-ins. */
 export const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
-/** Trusted with its annotations, so its read-only tools are low risk as the tests of risk tiers expect (untrusted, every tool is medium). */
-export const EVERYTHING_ENTRY = `  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n    trust: annotations\n`;
+/**
+ * Trusted with its annotations, so its read-only tools are low risk as the tests of risk tiers expect (untrusted, every tool is
+ * medium), and with its results, so tests of other things compare its answers as sent (untrusted, they come wrapped).
+ */
+export const EVERYTHING_ENTRY = `  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n    trust: [annotations, results]\n`;
 export const HOSTILE_SERVER = fileURLToPath(new URL('../fixtures/hostile-tools.mjs', import.meta.url));
 
 /** The text blocks of a tool result, joined. */
