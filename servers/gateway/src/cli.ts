@@ -247,10 +247,9 @@ async function main(argv: string[]): Promise<number> {
         return shown.exitCode;
       }
       if (action !== 'verify') throw new UsageError(usage);
-      if (values.key !== undefined && values.receipt === undefined) throw new UsageError(`--key goes with --receipt FILE; ${usage}`);
       if (values.receipt !== undefined && files.length > 0) throw new UsageError(`--receipt checks one receipt and takes no audit files; ${usage}`);
       const controlDir = setupFrom(values).controlDir;
-      const report = values.receipt !== undefined ? auditVerifyReceipt(controlDir, values.receipt, values.key) : auditVerify(controlDir, files);
+      const report = values.receipt !== undefined ? auditVerifyReceipt(controlDir, values.receipt, values.key) : auditVerify(controlDir, files, values.key);
       for (const line of report.lines) process.stdout.write(`${line}\n`);
       return report.exitCode;
     }
