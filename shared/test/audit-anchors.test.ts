@@ -3,7 +3,8 @@ import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renam
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeHead, HEAD_RECORD_BYTES, verifyAuditFile, verifyAuditFolder } from '@bulkhead/core';
+import { generateKeyPairSync } from 'node:crypto';
+import { encodeHead, HEAD_RECORD_BYTES, headSignatureValid, signHead, verifyAuditFile, verifyAuditFolder } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 const LOG_MODULE = fileURLToPath(new URL('../dist/audit/log.js', import.meta.url));
@@ -133,6 +134,17 @@ describe('reopening a chain', () => {
     const file = await setUp(3);
     expect(statSync(`${file}.head`).size).toBe(HEAD_RECORD_BYTES);
     expect(readFileSync(`${file}.head`, 'utf8')).toBe(`${JSON.stringify({ v: 1, seq: 3, hash: records(file)[2]!.hash, size: statSync(file).size })}`.padEnd(HEAD_RECORD_BYTES - 1) + '\n');
+  });
+
+  it('fits a signed head record of a huge chain in its fixed size, and checks the signature over chain, seq, hash and size', () => {
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+    const head = { v: 1 as const, seq: 10 ** 12, hash: 'a'.repeat(64), size: 10 ** 15 };
+    const signed = { ...head, sig: signHead(privateKey, 'fs.jsonl', head) };
+    expect(encodeHead(signed)).toHaveLength(HEAD_RECORD_BYTES);
+    expect(headSignatureValid(publicKey, 'fs.jsonl', signed)).toBe(true);
+    expect(headSignatureValid(publicKey, 'fs.1.jsonl', signed)).toBe(false);
+    for (const changed of [{ seq: head.seq - 1 }, { hash: 'b'.repeat(64) }, { size: head.size - 1 }]) expect(headSignatureValid(publicKey, 'fs.jsonl', { ...signed, ...changed })).toBe(false);
+    expect(headSignatureValid(generateKeyPairSync('ed25519').publicKey, 'fs.jsonl', signed)).toBe(false);
   });
 
   it('repairs a head one entry behind when the writer is gone, and says so until then', async () => {

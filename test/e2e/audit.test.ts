@@ -1,4 +1,4 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -266,6 +266,21 @@ describe('receipts anyone can verify', () => {
     expect(await bulkhead(['audit', 'verify', '--receipt', file, '--root', ws.root])).toEqual({ code: 0, stdout: `${ok}OK log: entry 2 of ${gatewayLog} is the receipt's entry\n`, stderr: '' });
   });
 
+  const hasTools = ['openssl', 'jq', 'base64'].every((tool) => spawnSync('sh', ['-c', `command -v ${tool}`]).status === 0);
+  it.skipIf(!hasTools)('verifies with the OpenSSL recipe of docs/security.md, no Bulkhead code involved', () => {
+    const file = save('receipt.json', receipt);
+    const recipe = [
+      `jq -cS 'del(.signature)' ${file} | tr -d '\\n' > signed.bin`,
+      `jq -r .signature ${file} | base64 -d > signature.bin`,
+      `openssl pkeyutl -verify -pubin -inkey ${publicKeyFile} -rawin -in signed.bin -sigfile signature.bin`,
+      `openssl pkey -pubin -in ${publicKeyFile} -outform DER | sha256sum`,
+    ].join(' && ');
+    const run = spawnSync('sh', ['-c', recipe], { cwd: elsewhere, encoding: 'utf8' });
+    expect(run.stdout).toBe(`Signature Verified Successfully\n${String(receipt['key']).slice('sha256:'.length)}  -\n`);
+    writeFileSync(file, JSON.stringify({ ...receipt, seq: 1 }));
+    expect(spawnSync('sh', ['-c', recipe], { cwd: elsewhere, encoding: 'utf8' }).stdout).toMatch(/^Signature Verification Failure\n/);
+  });
+
   it('refuses a receipt with any field changed', async () => {
     const file = save('receipt.json', receipt);
     for (const [field, value] of Object.entries({ server: 'fs', tool: 'fs:grep', chain: 'gateway.1.jsonl', seq: 1, time: '2026-01-01T00:00:00.000Z', entry_hash: 'a'.repeat(64) })) {
@@ -307,6 +322,36 @@ describe('receipts anyone can verify', () => {
       stdout: `FAIL receipt ${v1}: a version 1 receipt (HMAC-SHA256, which only the secret key of the folder that issued it can check); receipts are version 2 now (Ed25519): the call has to be made again for one\n`,
       stderr: '',
     });
+  });
+
+  it('signs every head record with the receipt key, so a cut with a rewritten head fails against the published key', async () => {
+    const gatewayLog = ws.path('.bulkhead/audit/gateway.jsonl');
+    const fsLog = ws.path('.bulkhead/audit/fs.jsonl');
+    const intact = `OK ${fsLog}: 3 entries, chain intact\nOK ${gatewayLog}: 3 entries, chain intact\n`;
+    expect(await bulkhead(['audit', 'verify', '--root', ws.root])).toEqual({ code: 0, stdout: intact, stderr: '' });
+    expect(await bulkhead(['audit', 'verify', '--root', ws.root, '--key', publicKeyFile])).toEqual({ code: 0, stdout: intact, stderr: '' });
+    const head = JSON.parse(readFileSync(`${gatewayLog}.head`, 'utf8')) as { seq: number; hash: string; size: number; sig: string };
+    expect(head.sig).toMatch(/^[A-Za-z0-9+/]{86}==$/);
+    const original = readFileSync(gatewayLog);
+    const originalHead = readFileSync(`${gatewayLog}.head`);
+    try {
+      // Cut to the first entry, the head rewritten to match: without the key, unsigned or with the old signature.
+      const first = readFileSync(gatewayLog, 'utf8').split('\n')[0]!;
+      writeFileSync(gatewayLog, `${first}\n`);
+      const cutHead = { v: 1, seq: 1, hash: (JSON.parse(first) as { hash: string }).hash, size: Buffer.byteLength(first) + 1 };
+      writeFileSync(`${gatewayLog}.head`, JSON.stringify(cutHead));
+      const unsigned = `FAIL ${gatewayLog}: its head record gateway.jsonl.head is not signed (with receipts: true in audit.yaml every head record is)\n`;
+      expect(await bulkhead(['audit', 'verify', '--root', ws.root, '--key', publicKeyFile])).toEqual({ code: 1, stdout: `OK ${fsLog}: 3 entries, chain intact\n${unsigned}`, stderr: '' });
+      // Without a key from outside the folder, an unsigned head that agrees passes: see docs/security.md.
+      expect((await bulkhead(['audit', 'verify', '--root', ws.root])).code).toBe(0);
+      writeFileSync(`${gatewayLog}.head`, JSON.stringify({ ...cutHead, sig: head.sig }));
+      const forged = `FAIL ${gatewayLog}: its head record gateway.jsonl.head has a signature the receipt key did not make (the head was rewritten, or signed by another key)\n`;
+      expect(await bulkhead(['audit', 'verify', '--root', ws.root])).toEqual({ code: 1, stdout: `OK ${fsLog}: 3 entries, chain intact\n${forged}`, stderr: '' });
+      expect(await bulkhead(['audit', 'verify', '--root', ws.root, '--key', publicKeyFile])).toEqual({ code: 1, stdout: `OK ${fsLog}: 3 entries, chain intact\n${forged}`, stderr: '' });
+    } finally {
+      writeFileSync(gatewayLog, original);
+      writeFileSync(`${gatewayLog}.head`, originalHead);
+    }
   });
 
   it('says where no key is to be found, and finds a receipt whose entry was cut from the log', async () => {

@@ -1,5 +1,7 @@
+import { sign, verify, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { canonicalJson } from './chain.js';
 
 /**
  * Every record is written over the last at offset 0 with the same length: one pwrite per append
@@ -7,12 +9,16 @@ import { z } from 'zod';
  */
 export const HEAD_RECORD_BYTES = 256;
 
-/** Where a chain is anchored: its last seq and hash, and the file's size after that line. */
+/**
+ * Where a chain is anchored: its last seq and hash, and the file's size after that line. With
+ * receipts on, `sig` is the receipt key's Ed25519 signature (base64) over `headSignedBytes`.
+ */
 export const headRecordSchema = z.strictObject({
   v: z.literal(1),
   seq: z.number().int().nonnegative(),
   hash: z.string(),
   size: z.number().int().nonnegative(),
+  sig: z.string().optional(),
 });
 
 export type HeadRecord = z.output<typeof headRecordSchema>;
@@ -22,10 +28,28 @@ export function headFileOf(chainFile: string): string {
 }
 
 export function encodeHead(head: HeadRecord): Buffer {
+  const text = JSON.stringify({ v: 1, seq: head.seq, hash: head.hash, size: head.size, ...(head.sig !== undefined ? { sig: head.sig } : {}) });
+  if (Buffer.byteLength(text) >= HEAD_RECORD_BYTES) throw new Error(`a head record of ${Buffer.byteLength(text)} bytes does not fit in ${HEAD_RECORD_BYTES}`);
   const record = Buffer.alloc(HEAD_RECORD_BYTES, ' ');
-  record.write(JSON.stringify({ v: 1, seq: head.seq, hash: head.hash, size: head.size }));
+  record.write(text);
   record.write('\n', HEAD_RECORD_BYTES - 1);
   return record;
+}
+
+/**
+ * What a head record's signature covers: the canonical JSON of the chain's file name and the
+ * record's fields but `sig`, so a head cannot be moved to another chain or another state.
+ */
+export function headSignedBytes(chain: string, head: Omit<HeadRecord, 'sig'>): Buffer {
+  return Buffer.from(canonicalJson({ v: 1, chain, seq: head.seq, hash: head.hash, size: head.size }), 'utf8');
+}
+
+export function signHead(privateKey: KeyObject, chain: string, head: Omit<HeadRecord, 'sig'>): string {
+  return sign(null, headSignedBytes(chain, head), privateKey).toString('base64');
+}
+
+export function headSignatureValid(publicKey: KeyObject, chain: string, head: HeadRecord): boolean {
+  return head.sig !== undefined && verify(null, headSignedBytes(chain, head), publicKey, Buffer.from(head.sig, 'base64'));
 }
 
 export type HeadReading = { readonly state: 'found'; readonly head: HeadRecord } | { readonly state: 'missing' } | { readonly state: 'invalid'; readonly problem: string };

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { processAlive } from '../processes.js';
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
 import type { AuditEntry, AuditRecord } from './entry.js';
-import { encodeHead, HEAD_RECORD_BYTES, headFileOf, readHeadRecord, type HeadRecord } from './head.js';
+import { encodeHead, HEAD_RECORD_BYTES, headFileOf, readHeadRecord, signHead, type HeadRecord } from './head.js';
 
 const TAIL_WINDOW = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -177,11 +177,21 @@ export class AuditLog {
   private size = 0;
   private head: Tip = GENESIS_TIP;
   private headWriteFailed = false;
+  /** The key head records are signed with (the receipt key, when receipts are on); asked for at each write. */
+  private headKey: (() => KeyObject | undefined) | undefined;
   /** The file this process writes: the requested one, or one beside it. */
   file: string;
 
   constructor(readonly requestedFile: string) {
     this.file = requestedFile;
+  }
+
+  /**
+   * Signs every head record from now on with the key `key` returns (undefined: unsigned), so
+   * that a chain cut or rewritten by someone without the key no longer matches a signed head.
+   */
+  signHeadsWith(key: () => KeyObject | undefined): void {
+    this.headKey = key;
   }
 
   private open(): number {
@@ -302,7 +312,9 @@ export class AuditLog {
    * verifier reports the head as behind.
    */
   private writeHead(): void {
-    const record = encodeHead({ v: 1, seq: this.head.seq, hash: this.head.hash, size: this.size });
+    const head = { v: 1 as const, seq: this.head.seq, hash: this.head.hash, size: this.size };
+    const key = this.headKey?.();
+    const record = encodeHead(key ? { ...head, sig: signHead(key, basename(this.file), head) } : head);
     try {
       if (writeSync(this.headFd!, record, 0, HEAD_RECORD_BYTES, 0) === HEAD_RECORD_BYTES) {
         this.headWriteFailed = false;

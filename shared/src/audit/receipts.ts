@@ -73,6 +73,12 @@ export function loadReceiptSigner(privateKeyFile: string, publicKeyFile: string)
   return { privateKey: key, publicKey, fingerprint: keyFingerprint(publicKey) };
 }
 
+/** The public key of a control-plane folder's keys/, if receipts were ever signed there. */
+export function folderPublicKey(publicKeyFile: string): KeyObject | undefined {
+  const text = readIfExists(publicKeyFile);
+  return text === undefined ? undefined : parsePublicKey(text);
+}
+
 function readIfExists(file: string): string | undefined {
   try {
     return readFileSync(file, 'utf8');

@@ -1,10 +1,10 @@
-import { createHash } from 'node:crypto';
+import { createHash, type KeyObject } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { processAlive } from '../processes.js';
 import { entryHash, GENESIS_HASH } from './chain.js';
 import { anchorRecordSchema, auditEntrySchema, tornRecordSchema } from './entry.js';
-import { headFileOf, readHeadRecord, type HeadReading } from './head.js';
+import { headFileOf, headSignatureValid, readHeadRecord, type HeadReading } from './head.js';
 import { readHolder } from './log.js';
 
 export interface VerifyResult {
@@ -144,8 +144,24 @@ function ownerAlive(file: string): boolean {
 
 const failed = (walk: Walk, problem: string): VerifyResult => ({ ok: false, entries: walk.result.entries, problem });
 
+/** How head records' signatures are checked. */
+export interface HeadKeyOptions {
+  /** The receipt public key: a head record that carries a signature must be signed by it. */
+  readonly publicKey?: KeyObject;
+  /** Every head record must carry a valid signature (the key came from outside the folder). */
+  readonly requireSignedHeads?: boolean;
+}
+
+/** The problem with a head record's signature, if any. */
+function signatureProblem(file: string, reading: HeadReading & { state: 'found' }, options: HeadKeyOptions): string | undefined {
+  const name = basename(headFileOf(file));
+  if (reading.head.sig === undefined) return options.requireSignedHeads ? `its head record ${name} is not signed (with receipts: true in audit.yaml every head record is)` : undefined;
+  if (options.publicKey && !headSignatureValid(options.publicKey, basename(file), reading.head)) return `its head record ${name} has a signature the receipt key did not make (the head was rewritten, or signed by another key)`;
+  return undefined;
+}
+
 /** The chain checked against its head record: lines cut from its end, or appended past it, are found. */
-function checkHead(file: string, bytes: Buffer, walk: Walk, reading: HeadReading): VerifyResult {
+function checkHead(file: string, bytes: Buffer, walk: Walk, reading: HeadReading, options: HeadKeyOptions): VerifyResult {
   if (!walk.result.ok) return walk.result;
   const last = walk.result.entries;
   const notes = [...(walk.result.notes ?? [])];
@@ -153,6 +169,8 @@ function checkHead(file: string, bytes: Buffer, walk: Walk, reading: HeadReading
     return bytes.length === 0 ? walk.result : failed(walk, 'no head record (written by an older version, or removed)');
   }
   if (reading.state === 'invalid') return failed(walk, `its head record ${basename(headFileOf(file))} is not valid (${reading.problem})`);
+  const unsigned = signatureProblem(file, reading, options);
+  if (unsigned) return failed(walk, unsigned);
   const head = reading.head;
   if (bytes.length === 0 && head.seq > 0) return failed(walk, `the file is empty but its head says ${head.seq} (lines were removed from the end)`);
   if (last < head.seq) return failed(walk, `the log ends at seq ${last} but its head says ${head.seq} (lines were removed from the end)`);
@@ -176,15 +194,15 @@ interface FileCheck {
   readonly walk?: Walk;
 }
 
-function checkFile(file: string): FileCheck {
+function checkFile(file: string, options: HeadKeyOptions): FileCheck {
   const { bytes, reading } = readChain(file);
   const walk = walkChain(bytes);
-  return { result: checkHead(file, bytes, walk, reading), walk };
+  return { result: checkHead(file, bytes, walk, reading, options), walk };
 }
 
 /** The chain of one file checked against its head record. */
-export function verifyAuditFile(file: string): VerifyResult {
-  return checkFile(file).result;
+export function verifyAuditFile(file: string, options: HeadKeyOptions = {}): VerifyResult {
+  return checkFile(file, options).result;
 }
 
 /** What a verify command prints, one line per file, and its exit code: 1 when any chain is broken. */
@@ -222,7 +240,7 @@ function reportLine(file: string, result: VerifyResult): string {
  * folder that does not exist yet is no failure: it is made by the first audited call, so a
  * server that answered none has none, and the report says so in one line.
  */
-export function verifyAuditFolder(dir: string, files: readonly string[] = []): AuditReport {
+export function verifyAuditFolder(dir: string, files: readonly string[] = [], options: HeadKeyOptions = {}): AuditReport {
   let targets = files;
   let orphanHeads: string[] = [];
   const wholeFolder = targets.length === 0;
@@ -241,7 +259,7 @@ export function verifyAuditFolder(dir: string, files: readonly string[] = []): A
   const checks = new Map<string, FileCheck>();
   for (const file of targets) {
     try {
-      checks.set(file, checkFile(file));
+      checks.set(file, checkFile(file, options));
     } catch (error) {
       checks.set(file, { result: { ok: false, entries: 0, problem: `cannot be read (${(error as Error).message})` } });
     }
@@ -264,7 +282,8 @@ export function verifyAuditFolder(dir: string, files: readonly string[] = []): A
   for (const name of anchorsByChain.keys()) if (!checks.has(join(dir, name))) missing.add(join(dir, name));
   for (const file of [...missing].sort()) {
     const reading = readHeadRecord(file);
-    const problem = reading.state === 'found' ? `the file is missing but its head ${basename(headFileOf(file))} says ${reading.head.seq} (the log was deleted)` : anchorProblem(basename(file), undefined, anchorsByChain);
+    const problem =
+      reading.state === 'found' ? (signatureProblem(file, reading, options) ?? `the file is missing but its head ${basename(headFileOf(file))} says ${reading.head.seq} (the log was deleted)`) : anchorProblem(basename(file), undefined, anchorsByChain);
     if (!problem) continue;
     failedAny = true;
     lines.push(`FAIL ${file}: ${problem}`);

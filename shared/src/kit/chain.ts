@@ -36,6 +36,7 @@ export class CallAuditor {
   ) {
     this.log = policy.enabled ? AuditLog.at(auditFile(controlDir, namespace)) : undefined;
     this.receiptKeysIn = policy.enabled && policy.receipts ? controlDir : undefined;
+    if (this.receiptKeysIn) this.log?.signHeadsWith(() => this.signingKey()?.privateKey);
   }
 
   /**

@@ -5,6 +5,7 @@ import {
   auditPolicySchema,
   checkReceiptFile,
   ConfigError,
+  folderPublicKey,
   keyFingerprint,
   loadYamlFile,
   parsePublicKey,
@@ -15,12 +16,23 @@ import {
 } from '@bulkhead/core';
 
 /**
- * `bulkhead audit verify [FILE...]`: the hash chain of each named file, or of every log in the
- * control-plane folder's audit/. No logs yet is an answer, not a failure (exit 0, one line): the
+ * `bulkhead audit verify [FILE...] [--key PUBFILE]`: the hash chain of each named file, or of
+ * every log in the control-plane folder's audit/, against its head record. Signed head records
+ * are checked with the folder's public key; with --key (a key kept outside the folder) every head
+ * record must be signed by it. No logs yet is an answer, not a failure (exit 0, one line): the
  * folder is made by the first audited call.
  */
-export function auditVerify(controlDir: string, files: readonly string[]): AuditReport {
-  const report = verifyAuditFolder(join(controlDir, 'audit'), files);
+export function auditVerify(controlDir: string, files: readonly string[], keyFile?: string): AuditReport {
+  let options = {};
+  if (keyFile !== undefined) {
+    const read = readPublicKey(keyFile, `${keyFile} does not exist`);
+    if ('problem' in read) return { lines: [`FAIL ${read.problem}`], exitCode: 1, checked: 0 };
+    options = { publicKey: read.key, requireSignedHeads: true };
+  } else {
+    const publicKey = folderPublicKey(receiptPublicKeyFile(controlDir));
+    if (publicKey) options = { publicKey };
+  }
+  const report = verifyAuditFolder(join(controlDir, 'audit'), files, options);
   if (report.checked > 0 || !auditingOff(controlDir)) return report;
   return { ...report, lines: report.lines.map((line) => `${line} (auditing is off: ${AUDIT_POLICY_FILE} has enabled: false)`) };
 }

@@ -68,11 +68,11 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
   },
   audit: {
     summary: "check the audit logs' chains and head records, or a receipt offline; print the receipt public key",
-    usage: 'bulkhead audit verify [FILE]... [--root DIR]... [--config DIR]\n       bulkhead audit verify --receipt FILE [--key PUBFILE] [--root DIR]... [--config DIR]\n       bulkhead audit key [--root DIR]... [--config DIR]',
+    usage: 'bulkhead audit verify [FILE]... [--key PUBFILE] [--root DIR]... [--config DIR]\n       bulkhead audit verify --receipt FILE [--key PUBFILE] [--root DIR]... [--config DIR]\n       bulkhead audit key [--root DIR]... [--config DIR]',
     options: { ...FOLDERS, receipt: { type: 'string' }, key: { type: 'string' } },
     flags: [
       '--receipt FILE       (verify) check this saved receipt (the JSON of _meta["bulkhead/receipt"]) instead of the chains',
-      '--key PUBFILE        (verify --receipt) the public key to check it with (PEM or raw base64); default: <config>/keys/receipt.pub',
+      '--key PUBFILE        (verify) the receipt public key (PEM or raw base64) to check the receipt with, or to require every head record signed by; default: <config>/keys/receipt.pub, and unsigned heads pass',
       ...FOLDER_FLAGS,
     ],
   },
