@@ -149,7 +149,7 @@ describe('tool names a policy glob could not match', () => {
 
 describe('output caps on third-party results', () => {
   it('bounds text, structured content, images and blobs whatever the server sends', async () => {
-    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  big:\n    command: ${process.execPath}\n    args: [${BIG_RESULTS_SERVER}]\n` });
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  big:\n    command: ${process.execPath}\n    args: [${BIG_RESULTS_SERVER}]\n    trust: annotations\n` });
     gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     const call = (name: string) => gateway!.client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } });
 
@@ -178,7 +178,7 @@ describe('output caps on third-party results', () => {
   });
 
   it('stops a server whose reply is past the message limit, and the gateway goes on', async () => {
-    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  big:\n    command: ${process.execPath}\n    args: [${BIG_RESULTS_SERVER}]\n` });
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n  big:\n    command: ${process.execPath}\n    args: [${BIG_RESULTS_SERVER}]\n    trust: annotations\n` });
     gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     const call = (name: string) => gateway!.client.callTool({ name: 'call_tool', arguments: { name, arguments: {} } });
     const runaway = await call('big:runaway');
