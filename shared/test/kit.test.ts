@@ -5,6 +5,7 @@ import { z } from 'zod';
 import {
   auditPolicySchema,
   compose,
+  ConnectionApprovals,
   createToolServer,
   defineTool,
   parsePublicKey,
@@ -313,6 +314,16 @@ describe('permission gate', () => {
       ['demo:label', 'ask:session', 'ok'],
       ['demo:touch', 'ask:declined', 'denied'],
     ]);
+  });
+
+  it('keeps each bearer token\'s session allows apart within one connection', () => {
+    const approvals = new ConnectionApprovals();
+    approvals.for('tokens[0]').grant('demo:touch');
+    expect(approvals.for('tokens[0]').has('demo:touch')).toBe(true);
+    expect(approvals.for('tokens[1]').has('demo:touch')).toBe(false);
+    expect(approvals.for(undefined).has('demo:touch')).toBe(false);
+    expect(approvals.for('tokens[0]').has('demo:label')).toBe(false);
+    expect(new ConnectionApprovals().for('tokens[0]').has('demo:touch')).toBe(false);
   });
 
   it('never lets a session allow pass a deny', async () => {
