@@ -6,13 +6,13 @@ import { neutralizeInvisible } from './neutralize.js';
 import { defuseUntrusted, wrapUntrusted } from './wrap.js';
 
 /**
- * Spaced or split spellings of the wrapper's tag (`< /untrusted_external_content>`,
- * `<untrusted-external content`) that a model may still read as the tag; defuseUntrusted only
- * knows the exact one.
+ * Spaced, split or full-width spellings of the wrapper's tag (`< /untrusted_external_content>`,
+ * `<untrusted-external content`, `＜/untrusted_external_content＞`) that a model may still read as
+ * the tag; defuseUntrusted only knows the exact one.
  */
-const TAG_LOOKALIKE = /<(\s*\/?\s*untrusted[\s_-]*external[\s_-]*content)/gi;
+const TAG_LOOKALIKE = /[<\uFF1C\uFE64](\s*[/\uFF0F]?\s*untrusted[\s_-]*external[\s_-]*content)/gi;
 /** What is left of a wrapper's tag once defused: none of these inside means nothing can close it early. */
-const RAW_TAG = /<\s*\/?\s*untrusted[\s_-]*external[\s_-]*content/i;
+const RAW_TAG = /[<\uFF1C\uFE64]\s*[/\uFF0F]?\s*untrusted[\s_-]*external[\s_-]*content/i;
 
 /** An error message of a server is for a model to act on, not a document: this much is plenty. */
 const MAX_ERROR_MESSAGE_BYTES = 8 * 1024;
