@@ -116,6 +116,8 @@ describe('approval prompt', () => {
     expect(lineOf(message, 'login.password')).toBe('  login.password (string): [REDACTED]');
     expect(lineOf(message, 'credentials.user')).toBe('  credentials.user (string): [REDACTED]');
     expect(lineOf(message, 'token.nested')).toBe('  token.nested (string): [REDACTED]');
+    expect(lineOf(prompt({ secret: 's'.repeat(500), password: ['a', 'b'] }), 'secret')).toBe('  secret (string): [REDACTED]');
+    expect(lineOf(prompt({ password: ['a', 'b'] }), 'password')).toBe('  password (array): [REDACTED]');
     expect(message).not.toContain('hunter2');
     expect(message).not.toContain('abc123');
     expect(message).not.toContain('b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ');

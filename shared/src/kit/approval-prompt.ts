@@ -27,14 +27,12 @@ const ARGUMENT_LINES_BUDGET = 4000;
 /** What the preview and the long values may add after the argument lines. */
 const DETAIL_BUDGET = 4000;
 const PREVIEW_LINES = 40;
-/** The rest of the values comes in parts of about this size; they hold at most REST_CHARS of quoted values (20 parts or fewer). */
-const PART_CHARS = 6000;
-const REST_CHARS = 110_000;
-/** The title of the choice that shows the rest of the values. */
-export const SHOW_REST = 'Show the rest of the arguments';
 const PREVIEW_LINE_CHARS = 160;
 /** How much of a preview is read for the lines shown and secrets in them; lines past it are only counted. */
 const PREVIEW_SCAN_CHARS = 256 * 1024;
+/** The rest of the values comes in parts of about this size; they hold at most REST_CHARS of quoted values (20 parts or fewer). */
+const PART_CHARS = 6000;
+const REST_CHARS = 110_000;
 /**
  * The most a prompt may take with every key listed. A call with so many keys that even their
  * compact list does not fit is refused rather than shown in part: a key nobody saw is not approved.
@@ -42,6 +40,8 @@ const PREVIEW_SCAN_CHARS = 256 * 1024;
 export const MAX_PROMPT_CHARS = 40_000;
 /** Only this much past what is shown is scanned for secrets, so a 50 MB value costs what its start costs. */
 const SECRET_SCAN_MARGIN = 8 * 1024;
+/** The title of the choice that shows the rest of the values. */
+export const SHOW_REST = 'Show the rest of the arguments';
 
 /** Thrown when the arguments have more keys than a prompt can list. */
 export class TooManyKeysToShow extends Error {
@@ -103,7 +103,9 @@ function redactedStart(text: string, chars: number): string {
   return redactText(text.slice(0, chars + SECRET_SCAN_MARGIN)).slice(0, chars);
 }
 
-function typeOf(value: unknown): string {
+/** The type shown beside a key; a string's length only when it is long, and never a secret's. */
+function typeOf(value: unknown, secret = false): string {
+  if (secret) return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
   if (value === null) return 'null';
   if (Array.isArray(value)) return value.length === 0 ? 'array, empty' : `array of ${count(value.length)}`;
   if (typeof value === 'object') return 'object, empty';
@@ -111,7 +113,7 @@ function typeOf(value: unknown): string {
   return typeof value;
 }
 
-/** The text a leaf's value is shown as before cutting: strings quoted, arrays as JSON. */
+/** The text a leaf's value is shown as before cutting and quoting: a string itself, anything else as JSON. */
 function rendered(value: unknown): string {
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return JSON.stringify(value);
@@ -133,7 +135,7 @@ function excerpt(leaf: Leaf, chars: number): string {
 
 function argumentLine(leaf: Leaf, chars: number): string {
   const value = leaf.secret ? REDACTED : excerpt(leaf, chars);
-  return `  ${leaf.path} (${typeOf(leaf.value)}): ${value}`;
+  return `  ${leaf.path} (${typeOf(leaf.value, leaf.secret)}): ${value}`;
 }
 
 /** A key's size in the compact list past the budget (a secret's length is no one's business). */
