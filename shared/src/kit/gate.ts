@@ -43,7 +43,7 @@ async function assess(state: CallState): Promise<RiskAssessment> {
   return typeof assessed === 'string' ? { risk: assessed } : assessed;
 }
 
-/** The tool's preview, bounded in time; a preview that fails is reported in the prompt, never run past. */
+/** The tool's preview, bounded in time: one that fails or is slow is replaced by why, and the human is still asked. */
 async function previewOf(state: CallState): Promise<ApprovalRequest['preview']> {
   const preview = state.target.preview;
   if (!preview) return undefined;
