@@ -53,8 +53,8 @@ describe('findProtectedArguments', () => {
     expect(hits({ path: '.git/hooks/pre-commit' })).toEqual(['path .git/hooks/pre-commit: inside a protected folder (git internals: .git/)']);
     expect(hits({ path: '.mcp.json' })).toEqual(['path .mcp.json: a protected file (configuration that becomes code: .mcp.json)']);
     expect(hits({ path: '.github/workflows/ci.yml' })).toEqual(['path .github/workflows/ci.yml: inside a protected folder (configuration that becomes code: .github/)']);
-    expect(hits({ path: '/home/u/.bashrc' })).toEqual(['path /home/u/.bashrc: a protected file (a start-up file that runs programs: .bashrc)']);
-    expect(hits({ path: '/home/u/.config/git/config' })).toEqual(['path /home/u/.config/git/config: inside a protected folder (a start-up file that runs programs: .config/git)']);
+    expect(hits({ path: '/home/u/.bashrc' })).toEqual(['path /home/u/.bashrc: a protected file (start-up configuration that runs programs: .bashrc)']);
+    expect(hits({ path: '/home/u/.config/git/config' })).toEqual(['path /home/u/.config/git/config: inside a protected folder (start-up configuration that runs programs: .config/git)']);
     expect(hits({ path: 'permissions.yaml' })).toEqual(['path permissions.yaml: a protected file (Bulkhead policy: permissions.yaml)']);
     const control = { controlDir: '/ws/.bulkhead', cwd: '/ws' };
     expect(hits({ path: '.bulkhead/audit/gateway.jsonl' }, control)).toEqual(['path .bulkhead/audit/gateway.jsonl: inside the control-plane folder (/ws/.bulkhead)']);

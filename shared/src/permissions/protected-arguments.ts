@@ -15,7 +15,7 @@ interface ProtectedRule {
   readonly category: string;
 }
 
-const secretRule = (glob: string): ProtectedRule => (glob.endsWith('/') ? { glob, kind: 'folder', category: 'credentials' } : { glob, kind: 'file', category: 'credentials' });
+const secretRule = (glob: string): ProtectedRule => ({ glob, kind: glob.endsWith('/') ? 'folder' : 'file', category: 'credentials' });
 const entryRule =
   (category: string) =>
   (entry: ProtectedEntry): ProtectedRule => ({ glob: entry.kind === 'folder' && !entry.path.includes('/') ? `${entry.path}/` : entry.path, kind: entry.kind, category });
@@ -30,7 +30,7 @@ const RULES: readonly ProtectedRule[] = [
   ...SECRET_GLOBS.map(secretRule),
   { glob: '.git/', kind: 'folder', category: 'git internals' },
   ...CODE_ENTRIES.map(entryRule('configuration that becomes code')),
-  ...PERSISTENCE_ENTRIES.map(entryRule('a start-up file that runs programs')),
+  ...PERSISTENCE_ENTRIES.map(entryRule('start-up configuration that runs programs')),
   ...POLICY_GLOBS.map((glob): ProtectedRule => ({ glob, kind: 'file', category: 'Bulkhead policy' })),
 ];
 
