@@ -1,3 +1,4 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -26,9 +27,12 @@ const wrapped = (namespace: string, body: string) => `${open(namespace)}\n${body
 
 let ws: TempWorkspace | undefined;
 let gateway: ServerProcess | undefined;
+let httpServer: ChildProcess | undefined;
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
+  httpServer?.kill();
+  httpServer = undefined;
   ws?.cleanup();
   ws = undefined;
 });
@@ -272,5 +276,28 @@ describe('third-party paths meet the protected set (issue 16 item 6)', () => {
     // The filesystem server has no grant: its .env is still refused.
     expect((await call('filesystem__read_text_file', { path: '.env' })).text).toBe(refusal('filesystem:read_text_file', 'path', '.env', '.env', ENV_FILE));
     expect(callsReceived().map((entry) => entry.args)).toEqual([{ path: '.env' }]);
+  });
+});
+
+describe('a third-party server reached over Streamable HTTP', () => {
+  it('gets the same treatment: results wrapped and redacted, protected paths refused before the request', async () => {
+    ws = tempWorkspace({ '.env': `API_TOKEN=${GITHUB_TOKEN}\n`, 'ok.txt': 'fine\n' });
+    const server = spawn(process.execPath, [HOSTILE, '--http'], { cwd: ws.root, env: { PATH: process.env['PATH'] ?? '', HOSTILE_CALLS: ws.path('calls.jsonl') }, stdio: ['ignore', 'pipe', 'inherit'] });
+    httpServer = server;
+    const url = await new Promise<string>((resolve, reject) => {
+      server.stdout!.on('data', (chunk: Buffer) => {
+        const found = /listening on (\S+)/.exec(chunk.toString());
+        if (found) resolve(found[1]!);
+      });
+      server.once('exit', (code) => reject(new Error(`the fixture exited with ${code}`)));
+    });
+    ws.write('.bulkhead/bulkhead.yaml', `servers:\n  hostile:\n    url: ${url}\n`);
+    ws.write('.bulkhead/permissions.yaml', 'autonomy: full\n');
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    expect((await call('hostile__secrets')).text).toBe(wrapped('hostile', 'key:\n[REDACTED]\ntoken=[REDACTED]\nend'));
+    expect((await call('hostile__protocol_error')).text).toBe(`hostile:protocol_error failed with JSON-RPC error -32603:\n${wrapped('hostile', `MCP error -32603: ${DEFUSED_CLOSE} ${INJECTION} token [REDACTED]\\u{200B}`)}`);
+    expect((await call('hostile__read_text_file', { path: 'sub/../.env' })).text).toBe(refusal('hostile:read_text_file', 'path', 'sub/../.env (.env)', '.env', ENV_FILE));
+    expect((await call('hostile__read_text_file', { path: 'ok.txt' })).text).toBe(wrapped('hostile', 'fine\n'));
+    expect(callsReceived().map((entry) => entry.tool)).toEqual(['secrets', 'protocol_error', 'read_text_file']);
   });
 });
