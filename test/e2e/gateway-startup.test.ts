@@ -24,8 +24,9 @@ afterEach(async () => {
 /** What the slow server answers, as a third-party result reaches the client: wrapped as untrusted content. */
 const LATE_ANSWER = '<untrusted_external_content source="slow (third-party MCP server)">\nran late_answer\n</untrusted_external_content>';
 
+/** Its annotations trusted, so its read-only tool runs unasked (an untrusted server's tools are medium and ask). */
 function entry(namespace: string, ...args: string[]): string {
-  return `  ${namespace}:\n    command: ${process.execPath}\n    args: ${JSON.stringify([SLUGGISH, ...args])}\n`;
+  return `  ${namespace}:\n    command: ${process.execPath}\n    args: ${JSON.stringify([SLUGGISH, ...args])}\n    trust: annotations\n`;
 }
 
 /** A server that never answers, given up on after `ms` (fs keeps the default, so load cannot fail it). */
