@@ -71,11 +71,6 @@ export class ChildProcessTransport implements Transport {
       });
   }
 
-  /** The pid of the child while it runs. */
-  get pid(): number | undefined {
-    return this.closed ? undefined : this.child?.pid;
-  }
-
   start(): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(this.spec.command, [...this.spec.args], {

@@ -96,7 +96,8 @@ export class Downstream {
   private stopped: Stop | undefined;
   /** Ends the attempt to start under way with this error (an HTTP reply over a limit during the start). */
   private failAttempt: ((error: Error) => void) | undefined;
-  private refreshing = false;
+  /** The connection whose tool list is being read after a list_changed. */
+  private refreshing: Client | undefined;
   private refreshAgain = false;
   private restartTimer: NodeJS.Timeout | undefined;
   private nextAttemptAt = 0;
@@ -174,16 +175,6 @@ export class Downstream {
     }
   }
 
-  /** The last lines of a stdio server's stderr, redacted; none for HTTP. */
-  get stderrLines(): readonly string[] {
-    return this.transport instanceof ChildProcessTransport ? this.transport.stderrLines : (this.stopped?.stderr ?? []);
-  }
-
-  /** The pid of a stdio server's process while it runs. */
-  get pid(): number | undefined {
-    return this.transport instanceof ChildProcessTransport ? this.transport.pid : undefined;
-  }
-
   private describeFailure(error: unknown): string {
     const stderr = this.transport instanceof ChildProcessTransport ? this.transport.stderrLines.slice(-3).join(' | ') : '';
     return redactText(`${error instanceof Error ? error.message : String(error)}${stderr ? ` (stderr: ${stderr})` : ''}`);
@@ -226,11 +217,12 @@ export class Downstream {
    * by one more read after it, so a server that floods them costs one read in flight, not one each.
    */
   private requestRefresh(client: Client): void {
-    if (this.refreshing) {
+    if (this.refreshing === client) {
       this.refreshAgain = true;
       return;
     }
-    this.refreshing = true;
+    this.refreshing = client;
+    this.refreshAgain = false;
     void (async () => {
       do {
         this.refreshAgain = false;
@@ -240,7 +232,7 @@ export class Downstream {
           if (client === this.client) this.listWarning = `its tools/list after list_changed failed (${redactText(error instanceof Error ? error.message : String(error))}); the tools listed before are kept`;
         }
       } while (this.refreshAgain && client === this.client);
-      this.refreshing = false;
+      if (this.refreshing === client) this.refreshing = undefined;
     })();
   }
 
