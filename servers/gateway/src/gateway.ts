@@ -44,7 +44,7 @@ import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
 import { GATEWAY_CONFIG_FILE, type GatewayConfig, type ToolPolicy } from './config/schema.js';
 import { MAX_CHILD_MESSAGE_BYTES } from './downstream/child-transport.js';
-import { DEFAULT_START_LIMITS, Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
+import { DEFAULT_REPLY_LIMITS, DEFAULT_START_LIMITS, Downstream, type DownstreamSpec, type RestartPolicy } from './downstream/downstream.js';
 import { callTool } from './meta/call_tool.js';
 import { listTools } from './meta/list_tools.js';
 import { loadTools } from './meta/load_tools.js';
@@ -134,7 +134,10 @@ export function createGateway(options: GatewayOptions): Gateway {
   const sessions = new Set<Server>();
   const startLimits = { ...DEFAULT_START_LIMITS, timeoutMs: options.config.start_timeout_ms, maxTools: options.config.max_tools_per_server };
   const downstreams = new Map(
-    options.downstreams.map((spec) => [spec.namespace, new Downstream(spec, options.restartPolicy, { ...startLimits, timeoutMs: spec.startTimeoutMs ?? startLimits.timeoutMs })]),
+    options.downstreams.map((spec) => [
+      spec.namespace,
+      new Downstream(spec, options.restartPolicy, { ...startLimits, timeoutMs: spec.startTimeoutMs ?? startLimits.timeoutMs }, { ...DEFAULT_REPLY_LIMITS, firstByteMs: options.config.call_timeout_ms }),
+    ]),
   );
   let started = false;
   const settled = async () => {
