@@ -81,10 +81,15 @@ describe('bulkhead audit verify finds what was done to the files', () => {
     });
   }
 
-  it('finds the log deleted while its head record stays', async () => {
+  it('finds the log deleted while its head record stays, and does not write it again', async () => {
     fresh();
     unlinkSync(log);
-    expect(await verify()).toEqual({ code: 1, stdout: `FAIL ${log}: the file is missing but its head fs.jsonl.head says 20 (the log was deleted)\n`, stderr: '' });
+    const missing = `FAIL ${log}: the file is missing but its head fs.jsonl.head says 20 (the log was deleted)\n`;
+    expect(await verify()).toEqual({ code: 1, stdout: missing, stderr: '' });
+    // The next writer does not make it again, empty: it audits in a chain beside it.
+    const beside = await appendFromChild(log, 1);
+    expect(beside).toMatch(/\/fs\.\d+\.jsonl$/);
+    expect(await verify()).toEqual({ code: 1, stdout: `OK ${beside}: 2 entries, chain intact\n${missing}`, stderr: '' });
   });
 
   it('finds the head record deleted, and a head record that is not one', async () => {

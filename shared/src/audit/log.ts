@@ -34,10 +34,14 @@ function readTail(fd: number, size: number): Tail | undefined {
     readSync(fd, buffer, 0, length, size - length);
     const wholeFile = length === size;
     const lastNewline = buffer.lastIndexOf(NEWLINE);
-    const lineStart = lastNewline > 0 ? buffer.lastIndexOf(NEWLINE, lastNewline - 1) + 1 : 0;
-    if (lastNewline === -1 ? wholeFile : lineStart > 0 || wholeFile) {
-      if (lastNewline === -1) return { lastLine: undefined, wholeSize: 0, trailing: buffer };
-      return { lastLine: buffer.subarray(lineStart, lastNewline).toString('utf8'), wholeSize: size - length + lastNewline + 1, trailing: buffer.subarray(lastNewline + 1) };
+    if (lastNewline === -1) {
+      if (wholeFile) return { lastLine: undefined, wholeSize: 0, trailing: buffer };
+    } else {
+      // The newline before the last line's; reading on from the file's start when there is none.
+      const before = lastNewline > 0 ? buffer.lastIndexOf(NEWLINE, lastNewline - 1) : -1;
+      if (before !== -1 || wholeFile) {
+        return { lastLine: buffer.subarray(before + 1, lastNewline).toString('utf8'), wholeSize: size - length + lastNewline + 1, trailing: buffer.subarray(lastNewline + 1) };
+      }
     }
     if (window >= TAIL_WINDOW) return undefined;
   }
@@ -208,10 +212,11 @@ export class AuditLog {
       // it is for the verifier to report, and calls go on being audited elsewhere.
       release(candidate);
     }
-    const mine = this.requestedFile.replace(/\.jsonl$/, `.${process.pid}.jsonl`);
-    const fresh = !existsSync(mine) && claim(mine) ? mine : this.requestedFile.replace(/\.jsonl$/, `.${Date.now()}.jsonl`);
-    if (fresh !== mine && !claim(fresh)) throw new Error(`cannot start an audit chain at ${fresh}: another process holds it`);
-    if (!this.resume(fresh, siblings)) throw new Error(`cannot start an audit chain at ${fresh}: it is not empty`);
+    // A name that neither a chain nor a head record left behind has: our pid, or else the time.
+    const fresh = [process.pid, Date.now()]
+      .map((n) => this.requestedFile.replace(/\.jsonl$/, `.${n}.jsonl`))
+      .find((name) => !existsSync(name) && !existsSync(headFileOf(name)) && claim(name));
+    if (fresh === undefined || !this.resume(fresh, siblings)) throw new Error(`cannot start a new audit chain beside ${this.requestedFile}`);
     return this.fd!;
   }
 
@@ -222,6 +227,8 @@ export class AuditLog {
    * written (nothing was changed then).
    */
   private resume(file: string, siblings: readonly string[]): boolean {
+    // A deleted chain whose head record remains is evidence: it is not made again, empty.
+    if (!existsSync(file) && existsSync(headFileOf(file))) return false;
     const fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
     const size = fstatSync(fd).size;
     const tail = readTail(fd, size);
