@@ -1,6 +1,6 @@
 import { symlinkSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findProtectedArguments, isPathLikeName, PermissionGate, protectedArgumentRefusal } from '@bulkhead/core';
+import { canonicalPathValue, findProtectedArguments, isPathLikeName, isPathValue, pathValueForms, PermissionGate, protectedArgumentRefusal } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 /** Issue 16 item 6: the default deny of the protected set on third-party tools' path-like arguments. */
@@ -16,6 +16,26 @@ describe('path-like arguments', () => {
     expect(pathLike.filter((name) => !isPathLikeName(name))).toEqual([]);
     const notPathLike = ['query', 'content', 'url', 'name', 'text', 'command', 'pattern', 'profile', 'rooted'];
     expect(notPathLike.filter((name) => isPathLikeName(name))).toEqual([]);
+  });
+});
+
+describe('path values', () => {
+  it('have every form a server might take them in, and one canonical form for allow rules', () => {
+    expect(pathValueForms('./a//b/../.env/')).toEqual(['a/.env']);
+    expect(pathValueForms('file:///p/%2Eenv')).toEqual(['/p/.env', 'file:/p/%2Eenv', 'file:/p/.env']);
+    expect(pathValueForms('a\\..\\%2Essh')).toEqual(['a\\..\\%2Essh', '%2Essh', 'a\\..\\.ssh', '.ssh']);
+    expect(canonicalPathValue('./src/../src/a.ts')).toBe('src/a.ts');
+    expect(canonicalPathValue('file:///home/u/a%20b.txt')).toBe('/home/u/a b.txt');
+    // A plain path keeps its percent signs: to a server that does not decode, they are the name.
+    expect(canonicalPathValue('100%25.txt')).toBe('100%25.txt');
+  });
+
+  it('are paths by name or by a file: URL; a URL of another scheme is not, a drive letter is', () => {
+    expect(isPathValue('.env', true)).toBe(true);
+    expect(isPathValue('.env', false)).toBe(false);
+    expect(isPathValue('FILE:///x', false)).toBe(true);
+    expect(isPathValue('https://example.com/.env', true)).toBe(false);
+    expect(isPathValue('C:\\Users\\u\\.env', true)).toBe(true);
   });
 });
 
