@@ -61,7 +61,7 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     flags: ['--limit N            most results (default 5)', ...FOLDER_FLAGS, PROFILE_FLAG],
   },
   approve: {
-    summary: 'accept the changed definition of a quarantined tool',
+    summary: 'accept the definition of a quarantined tool (changed, suspicious or new)',
     usage: 'bulkhead approve <ns:tool> [--root DIR]... [--config DIR]',
     options: FOLDERS,
     flags: FOLDER_FLAGS,
