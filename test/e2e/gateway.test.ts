@@ -107,6 +107,7 @@ describe('supervision', () => {
   it('fails a call in flight when its server is killed, restarts it, and serves later calls', async () => {
     ws = workspace(`servers:\n${EVERYTHING_ENTRY}`, { '.bulkhead/permissions.yaml': 'allow:\n  - everything\n' });
     gateway = await startGateway(ws);
+    await expect.poll(() => gateway!.stderr(), { timeout: 20_000 }).toContain('bulkhead: everything is up');
     const child = childrenOf(gateway.pid!).find((c) => c.command.includes(EVERYTHING))!;
     expect(child).toBeDefined();
     const inFlight = gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__trigger-long-running-operation', arguments: { duration: 30, steps: 30 } } });
@@ -139,7 +140,9 @@ describe('supervision', () => {
     ws = workspace(`servers:\n  fs: {}\n${EVERYTHING_ENTRY}`);
     gateway = await startGateway(ws);
     const children = childrenOf(gateway.pid!);
-    expect(children.length).toBe(2);
+    // fs, everything and the gateway's watchdog, which ends with them.
+    expect(children.length).toBe(3);
+    expect(children.filter((c) => c.command.endsWith('/downstream/watchdog.js'))).toHaveLength(1);
     await gateway.close();
     gateway = undefined;
     await expect.poll(() => children.filter((c) => alive(c.pid)).length, { timeout: 10_000 }).toBe(0);
