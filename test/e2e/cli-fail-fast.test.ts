@@ -42,6 +42,9 @@ function leftBehind(): string[] {
     .filter((line) => line.includes(folder) && !line.startsWith('ps '));
 }
 
+const NO_AUTH_BEYOND_LOOPBACK = (host: string) =>
+  `--no-auth is refused on ${host}: beyond loopback every client must present a bearer token (leave out --no-auth and one is made for you, or give --token-file)`;
+
 describe('bulkhead start refuses a bad command line at once', () => {
   // Lazy: the folder exists only once the suite has started.
   const cases: [string, () => [string[], string]][] = [
@@ -61,6 +64,11 @@ describe('bulkhead start refuses a bad command line at once', () => {
     ['a stray argument', () => [['--root', folder, 'extra'], 'bulkhead: start takes no arguments besides its flags (got extra) (see `bulkhead help start`)']],
     ['a token file that is missing', () => [['--root', folder, '--http', '127.0.0.1:0', '--token-file', join(folder, 'no-token')], `bulkhead: token file ${join(folder, 'no-token')} cannot be read: ENOENT: no such file or directory, open '${join(folder, 'no-token')}' (see \`bulkhead help start\`)`]],
     ['an unknown profile', () => [['--root', folder, '--profile', 'nope'], 'bulkhead: unknown profile nope; bulkhead.yaml defines none']],
+    ...['0.0.0.0', '[::]', '192.0.2.1', '127.0.0.1.nip.io'].map(
+      (host) =>
+        [`--no-auth on ${host}`, () => [['--root', folder, '--http', `${host}:0`, '--no-auth'], `bulkhead: ${NO_AUTH_BEYOND_LOOPBACK(host.replace(/^\[|\]$/g, ''))} (see \`bulkhead help start\`)`]] as const,
+    ),
+    ['--no-auth with --token-file', () => [['--root', folder, '--http', '127.0.0.1:0', '--no-auth', '--token-file', file], 'bulkhead: --no-auth and --token-file contradict each other; give one of them (see `bulkhead help start`)']],
   ];
   for (const [what, make] of cases) {
     it(`refuses ${what}`, () => {
@@ -74,19 +82,21 @@ describe('bulkhead start refuses a bad command line at once', () => {
     });
   }
 
-  it('refuses a port already in use before any compartment starts', () => {
+  it('refuses a port already in use before any compartment starts, and forgets the token it made', () => {
     const result = runCli(GATEWAY_CLI, ['start', '--root', folder, '--http', `127.0.0.1:${busyPort}`]);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(new RegExp(`^bulkhead gateway: .*EADDRINUSE.*127\\.0\\.0\\.1:${busyPort}`, 'm'));
     expect(result.stderr).not.toMatch(/is up|did not start/);
     expect(leftBehind()).toEqual([]);
+    expect(readdirSync(folder)).toEqual(['a-file.txt']);
   });
 
-  it('refuses a host that does not resolve without a token, and binds nothing', () => {
+  it('refuses a host that does not resolve, binds nothing and leaves no token behind', () => {
     const result = runCli(GATEWAY_CLI, ['start', '--root', folder, '--http', 'nothost.invalid:8080']);
     expect(result.status).toBe(2);
-    expect(result.stderr).toBe('bulkhead gateway: binding to nothost.invalid exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token\n');
+    expect(result.stderr).toBe('bulkhead gateway: getaddrinfo ENOTFOUND nothost.invalid\n');
     expect(leftBehind()).toEqual([]);
+    expect(readdirSync(folder)).toEqual(['a-file.txt']);
   });
 });
 
@@ -112,6 +122,12 @@ describe('every compartment refuses an empty, missing or non-folder root', () =>
       const badFlag = runCli(script, ['--root', folder, '--verbose']);
       expect(badFlag.stderr).toBe(`${bin}: ${bin} does not take --verbose (see ${bin} --help)\n`);
       expect(badFlag.status).toBe(2);
+      const openToAll = runCli(script, ['--root', folder, '--http', '0.0.0.0:0', '--no-auth']);
+      expect(openToAll.stderr).toBe(`${bin}: ${NO_AUTH_BEYOND_LOOPBACK('0.0.0.0')} (see ${bin} --help)\n`);
+      expect(openToAll.status).toBe(2);
+      const busyPortRun = runCli(script, ['--root', folder, '--http', `127.0.0.1:${busyPort}`]);
+      expect(busyPortRun.stderr).toMatch(new RegExp(`^${bin}: .*EADDRINUSE`, 'm'));
+      expect(busyPortRun.status).toBe(2);
       expect(readdirSync(folder)).toEqual(['a-file.txt']);
     });
   }

@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
@@ -31,13 +30,22 @@ function raw(url: string, headers: Record<string, string>, body: string): Promis
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 
 describe('bulkhead-fs over Streamable HTTP (a real process)', () => {
-  it('prints its URL and a Claude Desktop snippet, then serves tools', async () => {
+  it('prints its URL, where its token is kept and client snippets that carry it, then serves tools', async () => {
     ws = tempWorkspace({ 'a.txt': 'over http\n' });
     server = await startHttpServer({ script: FS_CLI, args: ['--root', ws.root] });
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
-    await expect.poll(() => server!.stdout()).toContain('Ctrl-C stops it.');
+    const tokenFile = ws.path('.bulkhead/keys/bulkhead-fs.http.token');
+    const token = readFileSync(tokenFile, 'utf8').trim();
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(server.token).toBe(token);
+    expect(statSync(tokenFile).mode & 0o777).toBe(0o600);
+    expect(statSync(ws.path('.bulkhead/keys')).mode & 0o777).toBe(0o700);
+    expect(server.stdout()).toContain(`\nbearer token: made now and kept in ${tokenFile} (mode 0600; the next start uses it again; delete the file for a new one)\n`);
     const snippets = [...server.stdout().matchAll(/^\{\n[\s\S]*?^\}$/gm)].map((m) => JSON.parse(m[0]));
-    expect(snippets[0]).toEqual({ mcpServers: { 'bulkhead-fs': { command: 'npx', args: ['-y', 'mcp-remote', server.url] } } });
+    expect(snippets[0]).toEqual({
+      mcpServers: { 'bulkhead-fs': { command: 'npx', args: ['-y', 'mcp-remote', server.url, '--header', 'Authorization:${BULKHEAD_AUTH}'], env: { BULKHEAD_AUTH: `Bearer ${token}` } } },
+    });
+    expect(server.stdout()).toContain(`\nClaude Code, over HTTP:\nclaude mcp add --transport http bulkhead-fs ${server.url} --header "Authorization: Bearer ${token}"\n`);
     expect(snippets[1]).toEqual({ mcpServers: { 'bulkhead-fs': { command: process.execPath, args: [FS_CLI, '--root', ws.root] } } });
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\tover http');
     const second = await server.connectAnother();
@@ -50,7 +58,7 @@ describe('bulkhead-fs over Streamable HTTP (a real process)', () => {
     const port = new URL(server.url).port;
     expect(await raw(server.url, { origin: 'http://evil.example' }, INIT)).toBe(403);
     expect(await raw(server.url, { host: `rebind.example:${port}` }, INIT)).toBe(403);
-    expect(await raw(server.url, {}, JSON.stringify({ pad: 'x'.repeat(17 * 1024 * 1024) }))).toBe(413);
+    expect(await raw(server.url, { authorization: `Bearer ${server.token}` }, JSON.stringify({ pad: 'x'.repeat(17 * 1024 * 1024) }))).toBe(413);
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\tstill here');
   });
 
@@ -65,18 +73,10 @@ describe('bulkhead-fs over Streamable HTTP (a real process)', () => {
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\tsecret place');
   });
 
-  it('binds beyond loopback only with a token, which every request must carry', async () => {
+  it('binds beyond loopback with its kept token, which every request must carry', async () => {
     ws = tempWorkspace({ 'a.txt': 'wide\n' });
-    const refused = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [FS_CLI, '--root', ws.root, '--http', '0.0.0.0:0'], { stdio: ['ignore', 'ignore', 'pipe'] });
-      let stderr = '';
-      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-      child.on('exit', (code) => resolve({ code, stderr }));
-    });
-    expect(refused).toEqual({ code: 2, stderr: 'bulkhead-fs: binding to 0.0.0.0 exposes the server beyond this machine; give --token-file FILE so clients must present a bearer token\n' });
-    const token = 'wide-open-0123456789-token';
-    writeFileSync(ws.path('token'), token);
-    server = await startHttpServer({ script: FS_CLI, listen: '0.0.0.0:0', args: ['--root', ws.root, '--token-file', ws.path('token')], headers: { authorization: `Bearer ${token}` } });
+    server = await startHttpServer({ script: FS_CLI, listen: '0.0.0.0:0', args: ['--root', ws.root] });
+    expect(server.token).toBe(readFileSync(ws.path('.bulkhead/keys/bulkhead-fs.http.token'), 'utf8').trim());
     expect(await raw(server.url, {}, INIT)).toBe(401);
     expect(await raw(server.url, { authorization: 'Bearer wrong' }, INIT)).toBe(401);
     expect(text(await server.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }))).toBe('     1\twide');

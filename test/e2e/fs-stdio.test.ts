@@ -77,7 +77,7 @@ describe('bulkhead-fs over stdio, as Claude Desktop starts it', () => {
 describe('bulkhead-fs command line', () => {
   it('prints usage for --help', async () => {
     const { stdout } = await run(process.execPath, [FS_CLI, '--help']);
-    expect(stdout).toContain('usage: bulkhead-fs [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE]');
+    expect(stdout).toContain('usage: bulkhead-fs [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE | --no-auth]');
   });
 
   it('rejects an unknown flag with exit code 2', async () => {

@@ -71,12 +71,15 @@ describe('bulkhead-ladder as a process', () => {
     expect(claimed.structuredContent).toMatchObject({ claim: { ask: { id: result.ask.id, holder: 'bob' } } });
   });
 
-  it('without --token-file, opens /mcp to ladder tokens only and says so in its client snippet', async () => {
+  it('without --token-file, opens /mcp to its kept token and ladder tokens, and says so', async () => {
     ws = ladderWorkspace();
     const carol = createToken('carol');
     const http = await startHttpServer({ script: LADDER_CLI, args: ['--root', ws.root, '--config', ws.path('.bulkhead')], headers: { authorization: `Bearer ${carol}` } });
     server = http;
-    expect(http.stdout()).toContain('"BULKHEAD_AUTH": "Bearer <your token>"');
+    expect(http.stdout()).toContain(`"BULKHEAD_AUTH": "Bearer ${http.token}"`);
+    expect(http.stdout()).toContain(`bearer token: made now and kept in ${ws.path('.bulkhead/keys/bulkhead-ladder.http.token')} (mode 0600; the next start uses it again; delete the file for a new one); the server's own bearer tokens are accepted too\n`);
+    const operator = await http.connectAnother({ authorization: `Bearer ${http.token}` });
+    expect((await operator.callTool({ name: 'lane_propose', arguments: { title: 'The operator’s lane' } })).structuredContent).toMatchObject({ lane: { coordinator: 'ada' } });
     const proposed = await http.client.callTool({ name: 'lane_propose', arguments: { title: 'Carol’s lane' } });
     expect(proposed.structuredContent).toMatchObject({ lane: { coordinator: 'carol' } });
     const anonymous = await fetch(http.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });

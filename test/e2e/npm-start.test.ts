@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectHttp } from '@bulkhead/core/testing';
+import { connectHttp, printedToken } from '@bulkhead/core/testing';
 import { alive, descendants, text } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -24,7 +24,7 @@ afterEach(() => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-async function npmStart(): Promise<{ url: string; output: () => string }> {
+async function npmStart(): Promise<{ url: string; headers: Record<string, string>; output: () => string }> {
   folder = mkdtempSync(join(tmpdir(), 'bulkhead-npm-start-'));
   writeFileSync(join(folder, 'hello.txt'), 'hello\n');
   npm = spawn('npm', ['--prefix', REPO, 'start'], { cwd: folder, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
@@ -35,7 +35,7 @@ async function npmStart(): Promise<{ url: string; output: () => string }> {
     const timer = setTimeout(() => reject(new Error(`npm start printed no URL in 60 s:\n${output}`)), 60_000);
     const poll = setInterval(() => {
       const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match) {
+      if (match && output.includes('Ctrl-C stops it.')) {
         clearInterval(poll);
         clearTimeout(timer);
         tree = [npm!.pid!, ...descendants(npm!.pid!)];
@@ -43,14 +43,18 @@ async function npmStart(): Promise<{ url: string; output: () => string }> {
       }
     }, 100);
   });
-  return { url, output: () => output };
+  // As a user does: the token from the banner's client snippets.
+  return { url, headers: { authorization: `Bearer ${printedToken(output)}` }, output: () => output };
 }
 
 describe('npm start', () => {
   it('serves the folder npm was started in with every default compartment', async () => {
-    const { url, output } = await npmStart();
+    const { url, headers, output } = await npmStart();
     expect(output()).toContain(`roots: ${folder}\n`);
-    const client = await connectHttp(url);
+    expect(output()).toContain(`bearer token: made now and kept in ${join(folder, '.bulkhead', 'keys', 'bulkhead.http.token')} (mode 0600;`);
+    const refused = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(refused.status).toBe(401);
+    const client = await connectHttp(url, headers);
     try {
       expect(text(await client.callTool({ name: 'fs__read_file', arguments: { path: 'hello.txt' } }))).toBe('     1\thello');
       const everything = text(await client.callTool({ name: 'list_tools', arguments: {} }));
@@ -71,8 +75,8 @@ describe('npm start', () => {
   ] as const;
   for (const [signal, to] of deliveries) {
     it(`stops the gateway and every compartment on ${signal} to ${to}`, async () => {
-      const { url } = await npmStart();
-      const client = await connectHttp(url);
+      const { url, headers } = await npmStart();
+      const client = await connectHttp(url, headers);
       await client.callTool({ name: 'list_tools', arguments: {} });
       await client.close();
       const processes = descendants(npm!.pid!);

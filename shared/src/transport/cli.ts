@@ -105,7 +105,7 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
     return;
   }
 
-  const ownTokens = toolServer.http?.verifyToken ? `the server's own tokens` : undefined;
+  const ownTokens = toolServer.http?.verifyToken ? `the server's own bearer tokens` : undefined;
   await serveUntilStopped(toolServer, {
     bin: spec.bin,
     ...(options.http && auth ? { http: { ...options.http, ...httpOptionsFor(auth), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts }, auth } : {}),

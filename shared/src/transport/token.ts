@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isLoopback } from './http.js';
 import { readTokenFile, UsageError } from './options.js';
@@ -17,8 +17,11 @@ export function httpTokenFile(controlDir: string, server: string): string {
 
 /** How an HTTP server authenticates its clients, as decided from the command line. */
 export type HttpAuth =
-  /** Made at first start and kept in the control-plane folder (`created` on this start). */
-  | { readonly kind: 'kept'; readonly token: string; readonly file: string; readonly created: boolean }
+  /**
+   * Made at first start and kept in the control-plane folder (`created` on this start, in folders
+   * of which `madeFolder` is the topmost made with it).
+   */
+  | { readonly kind: 'kept'; readonly token: string; readonly file: string; readonly created: boolean; readonly madeFolder?: string }
   | { readonly kind: 'token-file'; readonly token: string; readonly file: string }
   /** The gateway's `tokens:` of bulkhead.yaml. */
   | { readonly kind: 'configured' }
@@ -59,8 +62,8 @@ export function resolveHttpAuth(request: HttpAuthRequest): HttpAuth {
 }
 
 /** The kept token, or a new one (mode 0600 in a folder of mode 0700) when there is none yet. */
-function keptToken(file: string): { token: string; created: boolean } {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+function keptToken(file: string): { token: string; created: boolean; madeFolder?: string } {
+  const madeFolder = mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   checkPrivateFolder(dirname(file));
   const existing = readKeptToken(file);
   if (existing !== undefined) return { token: existing, created: false };
@@ -71,7 +74,7 @@ function keptToken(file: string): { token: string; created: boolean } {
   writeFileSync(draft, `${token}\n`, { mode: 0o600, flag: 'wx' });
   try {
     linkSync(draft, file);
-    return { token, created: true };
+    return { token, created: true, ...(madeFolder !== undefined ? { madeFolder } : {}) };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     return { token: readKeptToken(file)!, created: false };
@@ -116,7 +119,20 @@ function readKeptToken(file: string): string | undefined {
   }
 }
 
-/** Forgets a token made on this start, when the server could not start after all. */
+/**
+ * Forgets a token made on this start, and the folders made for it, when the server could not
+ * start after all: a command that failed leaves the folder as it found it.
+ */
 export function discardMadeToken(auth: HttpAuth): void {
-  if (auth.kind === 'kept' && auth.created) unlinkSync(auth.file);
+  if (auth.kind !== 'kept' || !auth.created) return;
+  unlinkSync(auth.file);
+  if (auth.madeFolder === undefined) return;
+  for (let folder = dirname(auth.file); ; folder = dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return;
+    }
+    if (folder === auth.madeFolder) return;
+  }
 }
