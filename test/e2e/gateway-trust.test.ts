@@ -181,6 +181,8 @@ describe('poisoned descriptions', () => {
     expect(tools.stdout).toContain(`quarantined (waiting for bulkhead approve):\n${Object.keys(POISONED).map((tool) => `  ${quarantineLine(tool)}`).join('\n')}\n`);
     expect(tools.stdout).toContain('  h__clean — Adds two numbers and returns the sum.\n');
     expect(tools.stderr).toContain(`bulkhead: ${quarantineLine('padding')}\n`);
+    const doctor = await run(process.execPath, [GATEWAY_CLI, 'doctor', '--root', ws.root]).catch((error: { stdout: string }) => error);
+    expect(doctor.stdout).toContain(`warn tool h:zero_width: ${quarantineLine('zero_width')}\n`);
   });
 
   it('runs a suspicious tool once a human approves it with bulkhead approve, flagged, and never holds it back again until it changes', async () => {

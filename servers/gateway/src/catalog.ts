@@ -204,11 +204,6 @@ export class Catalog {
     return [...this.byName.values()];
   }
 
-  quarantined(): string[] {
-    this.current();
-    return [...this.quarantine.keys()];
-  }
-
   /** Every tool held back for a human, with why. */
   quarantinedTools(): QuarantinedTool[] {
     this.current();

@@ -7,6 +7,7 @@ import { errorMessage } from '@bulkhead/core';
 import { builtinCli } from '../config/downstreams.js';
 import { loadGateway, type GatewaySetup } from '../load.js';
 import { sqliteCheck } from './sqlite-check.js';
+import { describeQuarantine } from '../treatment.js';
 
 export interface Check {
   readonly level: 'ok' | 'warn' | 'fail';
@@ -86,8 +87,8 @@ export async function doctor(setup: GatewaySetup, http?: { host: string; port: n
           : { level: downstream.listWarning ? 'warn' : 'ok', what: `server ${downstream.namespace}`, detail: `${downstream.toolSummary}${downstream.listWarning ? `; ${downstream.listWarning}` : ''}` },
       );
     }
-    for (const name of loaded.gateway.catalog.quarantined()) {
-      checks.push({ level: 'warn', what: `tool ${name}`, detail: 'quarantined: its definition changed; review it and run bulkhead approve' });
+    for (const held of loaded.gateway.catalog.quarantinedTools()) {
+      checks.push({ level: 'warn', what: `tool ${held.entry.qualified}`, detail: describeQuarantine(held) });
     }
   } finally {
     await loaded.gateway.close();
