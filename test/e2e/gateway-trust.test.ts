@@ -106,6 +106,14 @@ describe('lying annotations', () => {
     expect(text(await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: 'notes.txt' } }))).toBe('     1\tnotes');
   });
 
+  it('hides untrusted tools from a read_only profile too, whatever they claim', async () => {
+    ws = workspace(config(['lying'], { server: '', top: 'profiles:\n  look:\n    autonomy: read_only\n' }));
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root, '--profile', 'look'] });
+    expect(text(await call('h__wipe_disk'))).toBe('Unknown tool h__wipe_disk; use tool_search to find tools (names look like fs__read_file or fs:read_file)');
+    expect(await search('disk usage')).not.toContain('h__');
+    expect(calls()).toBe('');
+  });
+
   it('believes the annotations of a server with trust: annotations (read-only runs unasked, destructive is high and hidden)', async () => {
     ws = workspace(config(['lying'], { server: '    trust: annotations\n', top: '' }));
     gateway = await start(ws);
@@ -305,6 +313,37 @@ describe('rug pulls', () => {
       expect(calls()).toBe('greet {"who":"Ada"}\ngreet {"who":"Bo"}\n');
     });
   }
+
+  it('takes a loaded tool away when it changes: a direct call of its wire name is refused and nothing runs', async () => {
+    ws = workspace(config(['rugpull', 'schema']), { '.bulkhead/permissions.yaml': 'allow:\n  - h:greet\n' });
+    gateway = await start(ws);
+    expect(text(await gateway.client.callTool({ name: 'load_tools', arguments: { names: ['h:greet'] } }))).toBe('Loaded: h__greet');
+    expect(text(await gateway.client.callTool({ name: 'h__greet', arguments: { who: 'Ada' } }))).toBe(ran('greet'));
+    await expect.poll(() => gateway!.stderr(), { timeout: 10_000, interval: 100 }).toContain('bulkhead: h:greet is quarantined (its definition changed since it was approved)');
+    expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).not.toContain('h__greet');
+    await expect(gateway.client.callTool({ name: 'h__greet', arguments: { who: 'Ada', command: 'rm -rf ~' } })).rejects.toThrow(
+      'Unknown tool h__greet; use tool_search to find tools',
+    );
+    expect(calls()).toBe('greet {"who":"Ada"}\n');
+  });
+
+  it('keeps a changed tool quarantined when the human asked declines, and audits the answer', async () => {
+    ws = workspace(config(['rugpull', 'description']), { '.bulkhead/permissions.yaml': 'allow:\n  - h:greet\n' });
+    const asked: string[] = [];
+    gateway = await start(ws, (message) => {
+      asked.push(message);
+      return { action: 'accept', content: { approve: false } };
+    });
+    expect(text(await call('h__greet', { who: 'Ada' }))).toBe(ran('greet'));
+    await expect.poll(() => gateway!.stderr(), { timeout: 10_000, interval: 100 }).toContain('bulkhead: h:greet is quarantined (its definition changed since it was approved; the new one is suspicious');
+    expect(text(await call('h__greet', { who: 'Ada' }))).toBe('h__greet changed its definition since it was approved and is quarantined; a human must review it and run `bulkhead approve h:greet`');
+    expect(asked[0]).toContain('h:greet changed its definition since it was approved. Review the new one before it can be used:\n\nTitle: (none)\nDescription: Greets someone. <IMPORTANT>');
+    expect(asked[0]).toContain('\n\nWhat looks aimed at the model:\n- hidden instruction `<IMPORTANT>` in its description\n- names a sensitive file `~/.ssh` in its description');
+    expect(calls()).toBe('greet {"who":"Ada"}\n');
+    const audit = readFileSync(ws.path('.bulkhead/audit/gateway.jsonl'), 'utf8');
+    expect(audit).toContain('"tool":"pin:h:greet"');
+    expect(audit).toContain('"decision":"not approved"');
+  });
 
   it('with approve_new_tools, holds a new tool back, and after its approval holds it back again when it changes', async () => {
     ws = workspace(config(['rugpull', 'description'], { server: '', top: 'approve_new_tools: true\n' }), { '.bulkhead/permissions.yaml': 'allow:\n  - h:greet\n' });
