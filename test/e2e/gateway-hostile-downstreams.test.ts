@@ -298,6 +298,24 @@ describe('no descendant outlives the gateway', () => {
     });
   }
 
+  it('replaces a watchdog that was killed, and the new one still ends everything when the gateway is killed', async () => {
+    const pidsFile = workspace('', '').path('pids.json');
+    const yaml = ws!.path('.bulkhead/bulkhead.yaml');
+    writeFileSync(yaml, `${readFileSync(yaml, 'utf8')}${crashyEntry('wrapped', 'grandchildren', pidsFile)}`);
+    await startGateway(ws!);
+    await until(() => gateway!.stderr().includes('bulkhead: wrapped is up (2 tools)\n') && existsSync(pidsFile), 'the wrapped server to be up');
+    const watchdogs = () => childrenOf(gateway!.pid!).filter((child) => child.command.endsWith('/downstream/watchdog.js'));
+    expect(watchdogs()).toHaveLength(1);
+    const first = watchdogs()[0]!.pid;
+    process.kill(first, 'SIGKILL');
+    await until(() => watchdogs().length === 1 && watchdogs()[0]!.pid !== first, 'a new watchdog');
+    const pids = JSON.parse(readFileSync(pidsFile, 'utf8')) as Record<string, number>;
+    const everything = [...new Set([...descendants(gateway.pid!), ...Object.values(pids)])];
+    leftovers.push(...everything);
+    process.kill(gateway.pid!, 'SIGKILL');
+    await until(() => everything.every((pid) => !running(pid)), () => `every descendant to end (still running: ${everything.filter(running).join(', ')})`, 15_000);
+  });
+
   it("ends what a restarted server left in its session when that server dies, and the gateway goes on", async () => {
     const pidsFile = workspace('', '').path('pids.json');
     const yaml = ws!.path('.bulkhead/bulkhead.yaml');

@@ -14,6 +14,7 @@ let exitHookInstalled = false;
 let watchdog: ChildProcess | undefined;
 
 const WATCHDOG_SCRIPT = fileURLToPath(new URL('./downstream/watchdog.js', import.meta.url));
+const WATCHDOG_MIN_LIFE_MS = 1000;
 
 export function killGroup(pid: number): void {
   try {
@@ -35,9 +36,13 @@ function watchdogPipe(): ChildProcess | undefined {
     return undefined;
   }
   watchdog = started;
-  // A watchdog that dies is replaced at the next child, and told of every child still running.
-  started.once('exit', () => {
-    if (watchdog === started) watchdog = undefined;
+  const startedAt = Date.now();
+  // A watchdog that is killed is replaced at once while children run, and told of every child; one
+  // that exits by itself at its start is broken and replaced only at the next child, not in a loop.
+  started.once('exit', (_code, signal) => {
+    if (watchdog !== started) return;
+    watchdog = undefined;
+    if (liveGroups.size > 0 && (signal !== null || Date.now() - startedAt >= WATCHDOG_MIN_LIFE_MS)) watchdogPipe();
   });
   started.once('error', () => {
     if (watchdog === started) watchdog = undefined;
