@@ -198,6 +198,30 @@ describe('stdio downstreams that send without end', () => {
     await builtinStillWorks();
   });
 
+  it('answers a flood of list_changed notifications with one read of the list at a time', async () => {
+    const reads = workspace('', '').path('runs.txt');
+    const yaml = ws!.path('.bulkhead/bulkhead.yaml');
+    writeFileSync(yaml, `${readFileSync(yaml, 'utf8')}${crashyEntry('crashy', 'list-changed-flood', reads)}`);
+    await startGateway(ws!);
+    await until(() => gateway!.stderr().includes('bulkhead: crashy is up (2 tools)\n'), 'the server to be up');
+    const count = () => readFileSync(reads, 'utf8').split('\n').filter(Boolean).length;
+    const before = count();
+    expect(text(await call('crashy__flood'))).toContain('flooded');
+    // Settled when no read has started for a second.
+    let last = -1;
+    await until(async () => {
+      const now = count();
+      const settled = now === last && now > before;
+      last = now;
+      if (!settled) await new Promise((resolve) => setTimeout(resolve, 900));
+      return settled;
+    }, 'the reads to stop');
+    // 2000 notifications: the read they started and one more for those that came during it.
+    expect(count() - before).toBeGreaterThanOrEqual(1);
+    expect(count() - before).toBeLessThanOrEqual(3);
+    await builtinStillWorks();
+  });
+
   it('keeps only the tail of a server that floods stderr, and serves its tools meanwhile', async () => {
     await startGateway(workspace('', crashyEntry('crashy', 'flood-stderr')));
     await until(() => gateway!.stderr().includes('bulkhead: crashy is up (2 tools)\n'), 'the server to be up');
