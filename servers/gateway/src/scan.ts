@@ -46,7 +46,11 @@ function collect(value: unknown, where: string, out: DefinitionText[]): void {
 }
 
 function textsOf(tool: Tool): DefinitionText[] {
-  const texts: DefinitionText[] = [{ where: 'name', text: tool.name }];
+  // A name cannot hold spaces, so it is read a second time with its separators as spaces: `ignore_previous_instructions`.
+  const texts: DefinitionText[] = [
+    { where: 'name', text: tool.name },
+    { where: 'name', text: tool.name.replace(/[_-]+/g, ' ') },
+  ];
   if (typeof tool.title === 'string') texts.push({ where: 'title', text: tool.title });
   if (typeof tool.description === 'string') texts.push({ where: 'description', text: tool.description });
   if (typeof tool.annotations?.title === 'string') texts.push({ where: 'annotations.title', text: tool.annotations.title });
@@ -101,7 +105,7 @@ export class DefinitionScanner {
     let result = this.cache.get(key);
     if (!result) {
       const texts = textsOf(tool);
-      const own = texts.flatMap(({ where, text }) => scanText(text, { long: where === 'description' }).map((finding) => `${finding.reason} in ${place(where)}`));
+      const own = [...new Set(texts.flatMap(({ where, text }) => scanText(text, { long: where === 'description' }).map((finding) => `${finding.reason} in ${place(where)}`)))];
       result = { texts, own, shown: neutralized(tool) };
       this.cache.set(key, result);
     }

@@ -30,11 +30,17 @@ const INSTRUCTION_RULES: readonly Rule[] = [
   { pattern: /!\[[^\]]{0,100}\]\(\s*https?:/i, what: 'image link that would be fetched' },
 ];
 
-/** Files an honest tool description has no reason to name: keys, credentials, client configs. */
-const SENSITIVE_PATH = /(~|\$HOME|%USERPROFILE%)?[\\/]?\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|(^|[\s"'`(/\\])\.env\b|\bmcp\.json\b|\bclaude_desktop_config\b|\.aws[\\/]credentials|\.netrc\b|\.git-credentials\b|\.npmrc\b|\.pgpass\b/i;
+/**
+ * Files an honest tool description has no reason to name: keys, credentials, client configs.
+ * Bounded by what is not a letter or digit (not \b), so `backup_id_rsa` and
+ * `read_claude_desktop_config` count.
+ */
+const SENSITIVE_PATH =
+  /(~|\$HOME|%USERPROFILE%)?[\\/]?\.ssh(?![A-Za-z0-9])|(?<![A-Za-z0-9])id_(rsa|dsa|ecdsa|ed25519)(?![A-Za-z0-9])|(^|[\s"'`(/\\])\.env(?![A-Za-z0-9])|(?<![A-Za-z0-9])mcp\.json|(?<![A-Za-z0-9])claude_desktop_config|\.aws[\\/]credentials|\.netrc(?![A-Za-z0-9])|\.git-credentials|\.npmrc(?![A-Za-z0-9])|\.pgpass(?![A-Za-z0-9])/i;
 
 /** A run of whitespace this long pushes what follows out of a narrow view of the text. */
-const PADDING = /[ \t\r\n\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000]{20,}\S/;
+// Blank-looking letters (braille blank, Hangul fillers) pad as well as spaces do.
+const PADDING = /[ \t\r\n\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\u2800\u115F\u1160\u3164\uFFA0]{20,}[^\s\u2800\u115F\u1160\u3164\uFFA0]/;
 
 /** Past this, a description is more than a tool needs to say, and room to hide something. */
 export const LONG_TEXT_CHARS = 4000;
