@@ -1,11 +1,17 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { definitionHash } from '../../servers/gateway/src/pins.js';
-import { GATEWAY_CLI, HOSTILE_SERVER, text } from './helpers.js';
+import { EVERYTHING, GATEWAY_CLI, HOSTILE_SERVER, text } from './helpers.js';
+
+/** The reference filesystem server from npm (a dependency of the benchmarks). */
+const SERVER_FILESYSTEM = join(dirname(createRequire(fileURLToPath(new URL('../../bench/package.json', import.meta.url))).resolve('@modelcontextprotocol/server-filesystem/package.json')), 'dist', 'index.js');
 
 const run = promisify(execFile);
 
@@ -39,6 +45,26 @@ const calls = () => (existsSync(ws.path('calls.log')) ? readFileSync(ws.path('ca
 const ran = (tool: string) => `<untrusted_external_content source="h (third-party MCP server)">\nran ${tool}\n</untrusted_external_content>`;
 const UNTRUSTED = 'third-party tool, its annotations are not trusted (readOnlyHint ignored; `trust: annotations` in bulkhead.yaml to use them)';
 const UNTRUSTED_NO_CLAIM = 'third-party tool, its annotations are not trusted (`trust: annotations` in bulkhead.yaml to use them)';
+
+describe('honest third-party servers', () => {
+  it('are not held back beside every built-in, and server-filesystem\'s destructive write_file is found and asks', async () => {
+    ws = workspace(
+      `servers:\n  fs: {}\n  fs_write: {}\n  git: {}\n  web: {}\n  ladder: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n  filesystem:\n    command: ${process.execPath}\n    args: ${JSON.stringify([SERVER_FILESYSTEM, '.'])}\n`,
+    );
+    gateway = await start(ws);
+    const tools = await run(process.execPath, [GATEWAY_CLI, 'tools', '--root', ws.root]);
+    expect(tools.stdout).toContain('  filesystem__write_file — ');
+    expect(tools.stdout).not.toContain('quarantined');
+    expect(tools.stdout).not.toContain('flagged');
+    expect(tools.stderr).not.toContain('quarantined');
+    const selected = await search('select:filesystem__write_file');
+    expect(selected).toContain(`\ntreatment: asks before running: ${UNTRUSTED_NO_CLAIM}; autonomy is supervised; note: its server marks it destructive (destructiveHint)`);
+    expect(text(await call('filesystem__write_file', { path: 'x.txt', content: 'x' }))).toContain('Permission denied: filesystem:write_file is medium risk and autonomy is supervised');
+    expect(existsSync(ws.path('x.txt'))).toBe(false);
+    // Its read-only tools are no lower without trust: annotations.
+    expect(await search('select:filesystem__read_text_file')).toContain(`\ntreatment: asks before running: ${UNTRUSTED}; autonomy is supervised`);
+  });
+});
 
 describe('lying annotations', () => {
   it('asks before a destructive tool that claims readOnlyHint, and refuses it to a client that cannot be asked', async () => {
