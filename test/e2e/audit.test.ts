@@ -98,6 +98,9 @@ describe('bulkhead audit verify finds what was done to the files', () => {
     expect(await verify()).toEqual({ code: 1, stdout: `FAIL ${log}: its head record fs.jsonl.head is not valid (Invalid input: expected number, received string)\n`, stderr: '' });
     unlinkSync(`${log}.head`);
     expect(await verify()).toEqual({ code: 1, stdout: `FAIL ${log}: no head record (written by an older version, or removed)\n`, stderr: '' });
+    writeFileSync(`${log}.head`, 'garbage');
+    unlinkSync(log);
+    expect(await verify()).toEqual({ code: 1, stdout: `FAIL ${log}: the file is missing and its head record fs.jsonl.head is not valid (not valid JSON)\n`, stderr: '' });
   });
 
   it('finds an edited middle line, two swapped lines and a removed middle line', async () => {
@@ -207,6 +210,27 @@ describe('bulkhead audit verify finds what was done to the files', () => {
     unlinkSync(`${log}.head`);
     expect(await verify()).toEqual({ code: 0, stdout: `no audit logs in ${join(dir, 'audit')} yet: no call has been audited\n`, stderr: '' });
   });
+});
+
+describe('bulkhead audit usage', () => {
+  const usage = 'usage: bulkhead audit verify [FILE...] | bulkhead audit verify --receipt FILE [--key PUBFILE] | bulkhead audit key';
+  for (const [args, message] of [
+    [['audit'], usage],
+    [['audit', 'sign'], usage],
+    [['audit', 'key', 'extra'], usage],
+    [['audit', 'key', '--receipt', 'r.json'], usage],
+    [['audit', 'verify', '--receipt', 'r.json', 'fs.jsonl'], `--receipt checks one receipt and takes no audit files; ${usage}`],
+  ] as const) {
+    it(`refuses ${args.join(' ')} with exit 2`, async () => {
+      const folder = mkdtempSync(join(tmpdir(), 'bulkhead-audit-usage-'));
+      try {
+        expect(await bulkhead(args, folder)).toEqual({ code: 2, stdout: '', stderr: `bulkhead: ${message} (see \`bulkhead help audit\`)\n` });
+        expect(readdirSync(folder)).toEqual([]);
+      } finally {
+        rmSync(folder, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe('receipts anyone can verify', () => {
@@ -335,6 +359,10 @@ describe('receipts anyone can verify', () => {
     const intact = `OK ${fsLog}: 3 entries, chain intact\nOK ${gatewayLog}: 3 entries, chain intact\n`;
     expect(await bulkhead(['audit', 'verify', '--root', ws.root])).toEqual({ code: 0, stdout: intact, stderr: '' });
     expect(await bulkhead(['audit', 'verify', '--root', ws.root, '--key', publicKeyFile])).toEqual({ code: 0, stdout: intact, stderr: '' });
+    const noKey = join(elsewhere, 'nosuch.pub');
+    expect(await bulkhead(['audit', 'verify', '--root', ws.root, '--key', noKey])).toEqual({ code: 1, stdout: `FAIL ${noKey} does not exist\n`, stderr: '' });
+    const notKey = save('not-a-key.pub', 'hello');
+    expect(await bulkhead(['audit', 'verify', '--root', ws.root, '--key', notKey])).toMatchObject({ code: 1, stdout: expect.stringMatching(new RegExp(`^FAIL ${notKey.replace(/[.*+?^$\{\}()|[\]\\/]/g, '\\$&')} holds no Ed25519 public key \\(.+\\)\\n$`)) });
     const head = JSON.parse(readFileSync(`${gatewayLog}.head`, 'utf8')) as { seq: number; hash: string; size: number; sig: string };
     expect(head.sig).toMatch(/^[A-Za-z0-9+/]{86}==$/);
     const original = readFileSync(gatewayLog);

@@ -228,7 +228,7 @@ export class AuditLog {
    */
   private resume(file: string, siblings: readonly string[]): boolean {
     // A deleted chain whose head record remains is evidence: it is not made again, empty.
-    if (!existsSync(file) && existsSync(headFileOf(file))) return false;
+    if (!existsSync(file) && anchorsEntries(readHeadRecord(file))) return false;
     const fd = openSync(file, constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o600);
     const size = fstatSync(fd).size;
     const tail = readTail(fd, size);
@@ -366,6 +366,11 @@ function agreesWithHead(reading: ReturnType<typeof readHeadRecord>, size: number
   const head: HeadRecord = reading.head;
   if (head.seq === lastWhole.seq) return head.hash === lastWhole.hash && head.size === wholeSize;
   return endsClean && head.seq === lastWhole.seq - 1 && head.hash === lastWhole.prev;
+}
+
+/** Whether a head record says its chain held entries (or cannot be read, which says as much). */
+export function anchorsEntries(reading: ReturnType<typeof readHeadRecord>): boolean {
+  return reading.state === 'invalid' || (reading.state === 'found' && reading.head.seq > 0);
 }
 
 /** The heads of the other chains of a namespace, by file name. */

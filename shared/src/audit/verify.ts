@@ -5,7 +5,7 @@ import { processAlive } from '../processes.js';
 import { entryHash, GENESIS_HASH } from './chain.js';
 import { anchorRecordSchema, auditEntrySchema, tornRecordSchema } from './entry.js';
 import { headFileOf, headSignatureValid, readHeadRecord, type HeadReading } from './head.js';
-import { readHolder } from './log.js';
+import { anchorsEntries, readHolder } from './log.js';
 
 export interface VerifyResult {
   readonly ok: boolean;
@@ -252,7 +252,11 @@ export function verifyAuditFolder(dir: string, files: readonly string[] = [], op
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
     }
     const chains = new Set(names.filter((name) => name.endsWith('.jsonl')));
-    orphanHeads = names.filter((name) => name.endsWith('.jsonl.head') && !chains.has(name.slice(0, -'.head'.length))).map((name) => join(dir, name.slice(0, -'.head'.length)));
+    // The head of a chain that never held an entry (made, then its file removed) anchors nothing.
+    orphanHeads = names
+      .filter((name) => name.endsWith('.jsonl.head') && !chains.has(name.slice(0, -'.head'.length)))
+      .map((name) => join(dir, name.slice(0, -'.head'.length)))
+      .filter((file) => anchorsEntries(readHeadRecord(file)));
     targets = [...chains].sort().map((name) => join(dir, name));
     if (targets.length === 0 && orphanHeads.length === 0) return { lines: [`no audit logs in ${dir} yet: no call has been audited`], exitCode: 0, checked: 0 };
   }
@@ -282,8 +286,13 @@ export function verifyAuditFolder(dir: string, files: readonly string[] = [], op
   for (const name of anchorsByChain.keys()) if (!checks.has(join(dir, name))) missing.add(join(dir, name));
   for (const file of [...missing].sort()) {
     const reading = readHeadRecord(file);
+    const headName = basename(headFileOf(file));
     const problem =
-      reading.state === 'found' ? (signatureProblem(file, reading, options) ?? `the file is missing but its head ${basename(headFileOf(file))} says ${reading.head.seq} (the log was deleted)`) : anchorProblem(basename(file), undefined, anchorsByChain);
+      reading.state === 'found'
+        ? (signatureProblem(file, reading, options) ?? `the file is missing but its head ${headName} says ${reading.head.seq} (the log was deleted)`)
+        : reading.state === 'invalid'
+          ? `the file is missing and its head record ${headName} is not valid (${reading.problem})`
+          : anchorProblem(basename(file), undefined, anchorsByChain);
     if (!problem) continue;
     failedAny = true;
     lines.push(`FAIL ${file}: ${problem}`);
