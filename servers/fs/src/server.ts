@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { createToolServer, DEFAULT_OUTPUT_LIMITS, loadYamlFile, Roots, type CommonOptions, type ToolServer } from '@bulkhead/core';
+import { createToolServer, DEFAULT_OUTPUT_LIMITS, keysFolderGlobs, loadYamlFile, Roots, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { FsCapabilities } from './context.js';
 import { chooseSearchEngine } from './lib/search-engine.js';
 import { DenyInodes } from './lib/deny-inodes.js';
@@ -25,14 +25,16 @@ export function loadFsPolicy(controlDir: string): FsPolicy {
 export function createFsServer(options: FsServerOptions): ToolServer {
   const policy = options.policy ?? loadFsPolicy(options.controlDir);
   const roots = [...options.roots, ...policy.roots.map((root) => resolve(options.roots[0]!, root))];
-  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead: policy.deny_read, denyReadSource: FS_POLICY_FILE });
+  // The control plane's keys are credentials whatever deny_read says.
+  const denyRead = [...policy.deny_read, ...keysFolderGlobs(roots, options.controlDir)];
+  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead, denyReadSource: FS_POLICY_FILE });
   return createToolServer<FsCapabilities>({
     namespace: 'fs',
     version: FS_VERSION,
     instructions: `Read-only access to ${paths.real.join(', ')}. Paths are relative to ${paths.primary}.`,
     tools: fsTools,
     policy,
-    capabilities: { paths, limits: policy.limits, search: chooseSearchEngine(policy.search_engine), denyRead: policy.deny_read, denyInodes: new DenyInodes(paths.real, policy.deny_read) },
+    capabilities: { paths, limits: policy.limits, search: chooseSearchEngine(policy.search_engine), denyRead, denyInodes: new DenyInodes(paths.real, denyRead) },
     controlDir: options.controlDir,
     gate: options.gate,
     audit: options.audit,
