@@ -206,6 +206,30 @@ describe('receipts', () => {
     expect(readdirSync(join(ws.root, 'keys')).sort()).toEqual(['receipt-signing.key', 'receipt.pub']);
   });
 
+  it('gives processes that make the key at once one key between them', async () => {
+    ws = tempWorkspace();
+    const receiptsModule = fileURLToPath(new URL('../dist/audit/receipts.js', import.meta.url));
+    const script = `
+      const { loadReceiptSigner } = await import(${JSON.stringify(receiptsModule)});
+      process.stdout.write(loadReceiptSigner(${JSON.stringify(join(ws.root, 'keys', 'receipt-signing.key'))}, ${JSON.stringify(join(ws.root, 'keys', 'receipt.pub'))}).fingerprint);
+    `;
+    const fingerprints = await Promise.all(
+      Array.from(
+        { length: 4 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+            let out = '';
+            child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+            child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exited ${code}`))));
+          }),
+      ),
+    );
+    expect(new Set(fingerprints).size).toBe(1);
+    expect(signerIn(ws.root).fingerprint).toBe(fingerprints[0]);
+    expect(readdirSync(join(ws.root, 'keys')).sort()).toEqual(['receipt-signing.key', 'receipt.pub']);
+  });
+
   it('can be verified from the documented recipe alone, with node:crypto and the public key file', () => {
     ws = tempWorkspace();
     const log = new AuditLog(join(ws.root, 'audit', 'fs.jsonl'));

@@ -50,18 +50,8 @@ export function receiptSignedBytes(receipt: Omit<Receipt, 'signature'> & { signa
  * (SPKI PEM) beside it is written, or rewritten, from it by whoever loads it.
  */
 export function loadReceiptSigner(privateKeyFile: string, publicKeyFile: string): ReceiptSigner {
-  mkdirSync(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
-  const pending = `${privateKeyFile}.${process.pid}.tmp`;
-  const { privateKey } = generateKeyPairSync('ed25519');
-  writeFileSync(pending, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
-  try {
-    linkSync(pending, privateKeyFile);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    unlinkSync(pending);
-  }
-  const key = createPrivateKey(readFileSync(privateKeyFile));
+  const pem = readIfExists(privateKeyFile) ?? createPrivateKeyFile(privateKeyFile);
+  const key = createPrivateKey(pem);
   if (key.asymmetricKeyType !== 'ed25519') throw new Error(`${privateKeyFile} is not an Ed25519 private key`);
   const publicKey = createPublicKey(key);
   const publicPem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
@@ -77,6 +67,21 @@ export function loadReceiptSigner(privateKeyFile: string, publicKeyFile: string)
 export function folderPublicKey(publicKeyFile: string): KeyObject | undefined {
   const text = readIfExists(publicKeyFile);
   return text === undefined ? undefined : parsePublicKey(text);
+}
+
+/** Makes the private key file, or finds the one another process made first; returns its PEM. */
+function createPrivateKeyFile(privateKeyFile: string): string {
+  mkdirSync(dirname(privateKeyFile), { recursive: true, mode: 0o700 });
+  const pending = `${privateKeyFile}.${process.pid}.tmp`;
+  writeFileSync(pending, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600 });
+  try {
+    linkSync(pending, privateKeyFile);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(pending);
+  }
+  return readFileSync(privateKeyFile, 'utf8');
 }
 
 function readIfExists(file: string): string | undefined {
