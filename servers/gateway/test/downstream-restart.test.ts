@@ -39,7 +39,7 @@ function crashy(uptimes: string, policy: RestartPolicy = POLICY): { runs: () => 
 async function until(condition: () => boolean, what: string, ms = 30_000): Promise<void> {
   const end = Date.now() + ms;
   while (!condition()) {
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
+    if (Date.now() > end) throw new Error(`gave up waiting for ${what} (state ${downstream?.state}: ${downstream?.unavailableReason ?? "no reason"})`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
