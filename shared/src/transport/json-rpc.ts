@@ -175,7 +175,8 @@ export function answerJsonRpcLines(
   refuse: (problem: string, reply: string | undefined) => void,
 ): void {
   for (const line of lines) {
-    if (line.trim() === '') continue;
+    // A regex anchored at the start gives up at the first character of a message: no copy of the line.
+    if (/^\s*$/.test(line)) continue;
     const inbound = readJsonRpcMessage(line);
     if (inbound.kind === 'message') onmessage?.(inbound.message);
     else refuse(inbound.problem, inbound.reply);
