@@ -28,11 +28,16 @@ export function headFileOf(chainFile: string): string {
 }
 
 export function encodeHead(head: HeadRecord): Buffer {
-  const text = JSON.stringify({ v: 1, seq: head.seq, hash: head.hash, size: head.size, ...(head.sig !== undefined ? { sig: head.sig } : {}) });
-  if (Buffer.byteLength(text) >= HEAD_RECORD_BYTES) throw new Error(`a head record of ${Buffer.byteLength(text)} bytes does not fit in ${HEAD_RECORD_BYTES}`);
-  const record = Buffer.alloc(HEAD_RECORD_BYTES, ' ');
-  record.write(text);
-  record.write('\n', HEAD_RECORD_BYTES - 1);
+  return encodeHeadInto(Buffer.allocUnsafe(HEAD_RECORD_BYTES), head);
+}
+
+/** `encodeHead` into a buffer kept for it: the writer rewrites the head after every append. */
+export function encodeHeadInto(record: Buffer, head: HeadRecord): Buffer {
+  const text = `{"v":1,"seq":${head.seq},"hash":${JSON.stringify(head.hash)},"size":${head.size}${head.sig !== undefined ? `,"sig":${JSON.stringify(head.sig)}` : ''}}`;
+  const length = record.write(text, 0, 'utf8');
+  if (length !== Buffer.byteLength(text) || length >= HEAD_RECORD_BYTES) throw new Error(`a head record of ${Buffer.byteLength(text)} bytes does not fit in ${HEAD_RECORD_BYTES}`);
+  record.fill(0x20, length, HEAD_RECORD_BYTES - 1);
+  record[HEAD_RECORD_BYTES - 1] = 0x0a;
   return record;
 }
 

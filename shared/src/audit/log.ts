@@ -4,7 +4,7 @@ import { closeSync, constants, existsSync, fstatSync, ftruncateSync, linkSync, m
 import { basename, dirname, join } from 'node:path';
 import { canonicalJson, entryHash, GENESIS_HASH, sha256 } from './chain.js';
 import type { AuditEntry, AuditRecord } from './entry.js';
-import { encodeHead, HEAD_RECORD_BYTES, headFileOf, readHeadRecord, signHead, type HeadRecord } from './head.js';
+import { encodeHeadInto, HEAD_RECORD_BYTES, headFileOf, readHeadRecord, signHead, type HeadRecord } from './head.js';
 
 const TAIL_WINDOW = 256 * 1024;
 const NEWLINE = 0x0a;
@@ -181,6 +181,7 @@ export class AuditLog {
   private size = 0;
   private head: Tip = GENESIS_TIP;
   private headWriteFailed = false;
+  private readonly headRecord = Buffer.allocUnsafe(HEAD_RECORD_BYTES);
   /** The key head records are signed with (the receipt key, when receipts are on); asked for at each write. */
   private headKey: (() => KeyObject | undefined) | undefined;
   /** The file this process writes: the requested one, or one beside it. */
@@ -321,7 +322,7 @@ export class AuditLog {
   private writeHead(): void {
     const head = { v: 1 as const, seq: this.head.seq, hash: this.head.hash, size: this.size };
     const key = this.headKey?.();
-    const record = encodeHead(key ? { ...head, sig: signHead(key, basename(this.file), head) } : head);
+    const record = encodeHeadInto(this.headRecord, key ? { ...head, sig: signHead(key, basename(this.file), head) } : head);
     try {
       if (writeSync(this.headFd!, record, 0, HEAD_RECORD_BYTES, 0) === HEAD_RECORD_BYTES) {
         this.headWriteFailed = false;
