@@ -1,5 +1,7 @@
 // `npm start`: installs and builds if needed, then runs the main job, the Bulkhead gateway, over
-// the folder npm was started in, on Streamable HTTP at 127.0.0.1 (PORT, default 8765).
+// the folder npm was started in, on Streamable HTTP at 127.0.0.1 (PORT, default 8765). Like every
+// HTTP server it asks for a bearer token, kept in .bulkhead/keys/bulkhead.http.token of that folder;
+// its banner prints the client snippets that carry it (`npm start -- --no-auth` serves without one).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
