@@ -287,6 +287,33 @@ describe('--no-auth', () => {
   }
 });
 
+describe('the gateway with tokens: in bulkhead.yaml', () => {
+  it('asks for those tokens alone and makes none, and refuses --no-auth beside them', async () => {
+    const folder = emptyFolder();
+    const token = 'a-token-of-bulkhead-yaml-0123456789';
+    spawnSync('mkdir', ['-p', join(folder, '.bulkhead')]);
+    writeFileSync(join(folder, '.bulkhead', 'team.token'), `${token}\n`, { mode: 0o600 });
+    writeFileSync(join(folder, '.bulkhead', 'bulkhead.yaml'), 'servers:\n  fs: {}\ntokens:\n  - file: team.token\n');
+    const gateway = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', folder], cwd: folder, headers: { authorization: `Bearer ${token}` } });
+    try {
+      expect(gateway.token).toBeUndefined();
+      expect(gateway.stdout()).toContain('\nbearer tokens: the tokens: of bulkhead.yaml, each opening its profile\n');
+      expect(gateway.stdout()).toContain('"BULKHEAD_AUTH": "Bearer <a token of the tokens: in bulkhead.yaml>"');
+      expect(existsSync(join(folder, '.bulkhead', 'keys'))).toBe(false);
+      expect(await attempt(gateway.url)).toEqual(UNAUTHORIZED);
+      expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toContain('fs__read_file');
+    } finally {
+      await gateway.close();
+    }
+    const refused = spawnSync(process.execPath, [GATEWAY_CLI, 'start', '--root', folder, '--http', '127.0.0.1:0', '--no-auth'], { cwd: folder, encoding: 'utf8', timeout: 20_000 });
+    expect({ status: refused.status, stdout: refused.stdout, stderr: refused.stderr }).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'bulkhead: --no-auth cannot turn off the tokens: of bulkhead.yaml; remove them there, or leave out --no-auth (see `bulkhead help start`)\n',
+    });
+  });
+});
+
 describe('the token file is out of the compartments’ reach', () => {
   it('is refused to fs__read_file and listed by neither grep nor glob, through the gateway over HTTP', async () => {
     const folder = emptyFolder();
