@@ -292,6 +292,22 @@ describe('stdio server transport', () => {
     expect(sink.writes).toEqual([]);
   });
 
+  it('answers a line that is not valid UTF-8 with a parse error instead of decoding it with replacement characters', async () => {
+    const sink = new CountingSink();
+    const stdin = new PassThrough();
+    const transport = new StdioTransport(stdin, sink);
+    const seen: string[] = [];
+    transport.onmessage = (message) => seen.push(JSON.stringify(message));
+    transport.onerror = (error) => seen.push(error.message);
+    await transport.start();
+    const bad = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_file","arguments":{"path":"a'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}}}\n')]);
+    stdin.write(Buffer.concat([bad, Buffer.from('{"jsonrpc":"2.0","id":2,"method":"ping"}\n')]));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual([`Parse error: a line of ${bad.length - 1} bytes is not valid UTF-8`, '{"jsonrpc":"2.0","id":2,"method":"ping"}']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sink.writes.join('')).toBe('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid UTF-8"}}\n');
+  });
+
   it('sends the replies of one tick in one write, in order', async () => {
     const sink = new CountingSink();
     const transport = new StdioTransport(new PassThrough(), sink);

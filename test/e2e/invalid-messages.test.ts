@@ -47,7 +47,7 @@ class RawStdio {
     });
   }
 
-  write(text: string): Promise<void> {
+  write(text: string | Buffer): Promise<void> {
     return new Promise((resolve) => {
       if (this.child.stdin.write(text)) resolve();
       else this.child.stdin.once('drain', () => resolve());
@@ -129,6 +129,9 @@ describe('every invalid message over stdio gets its answer', () => {
       for (const [what, line, reply] of ANSWERED) {
         expect(await raw.exchange(line), what).toBe(reply);
       }
+      const notUtf8 = Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"x","arguments":{"p":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}}}\n')]);
+      await raw.write(notUtf8);
+      expect(await raw.next()).toBe('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: the message is not valid UTF-8"}}');
       // An invalid notification is answered by nothing (JSON-RPC), but the next request is.
       await raw.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":null}\n');
       expect(JSON.parse(await raw.exchange('{"jsonrpc":"2.0","id":99,"method":"ping"}'))).toEqual({ jsonrpc: '2.0', id: 99, result: {} });

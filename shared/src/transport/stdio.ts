@@ -3,14 +3,14 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MAX_REQUEST_BYTES, type ToolServer } from '../kit/server.js';
 import type { ScannedId } from './json-rpc-id.js';
-import { answerJsonRpcLines, errorReply, INVALID_REQUEST } from './json-rpc.js';
+import { answerJsonRpcLines, errorReply, INVALID_REQUEST, PARSE_ERROR } from './json-rpc.js';
 import { BatchedWriter, LineReader } from './stream-lines.js';
 
 /**
  * The SDK's stdio server transport, made cheaper per message: lines are parsed by
  * `parseJsonRpcLine`'s fast path and the replies of one tick go out in one write. Unlike the SDK's,
- * it answers what it cannot process instead of dropping it silently: a line that is not JSON gets
- * a parse error, an invalid request (and a request past the server's limit) an error with its id;
+ * it answers what it cannot process instead of dropping it silently: a line that is not JSON (or
+ * not UTF-8) gets a parse error, an invalid request (and a request past the server's limit) an error with its id;
  * an invalid notification gets no reply, as JSON-RPC says. Each is also reported through
  * `onerror` and `report` (stderr).
  */
@@ -31,7 +31,9 @@ export class StdioTransport implements Transport {
     private readonly report: (line: string) => void = () => {},
   ) {
     this.writer = new BatchedWriter(stdout);
-    this.lines = new LineReader(maxMessageBytes, { action: 'skip', skipped: (bytes, id) => this.refuseOversized(bytes, id, maxMessageBytes) });
+    this.lines = new LineReader(maxMessageBytes, { action: 'skip', skipped: (bytes, id) => this.refuseOversized(bytes, id, maxMessageBytes) }, (bytes) =>
+      this.refuse(`Parse error: a line of ${bytes} bytes is not valid UTF-8`, errorReply({ kind: 'none' }, PARSE_ERROR, 'Parse error: the message is not valid UTF-8')),
+    );
   }
 
   /**

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Writable } from 'node:stream';
 import { TopLevelIdScanner, type ScannedId } from './json-rpc-id.js';
 
@@ -19,6 +20,12 @@ export class LineReader {
   constructor(
     private readonly maxLineBytes: number,
     private readonly oversized: OversizedLine,
+    /**
+     * Given, a line that is not valid UTF-8 goes here instead of into the lines, decoded with
+     * replacement characters (which would silently change a path or a name); without it, it is
+     * decoded as it is.
+     */
+    private readonly notUtf8?: (bytes: number) => void,
   ) {}
 
   /** The complete lines in `chunk`, without their line ending. */
@@ -37,6 +44,10 @@ export class LineReader {
       if (line.length > this.maxLineBytes) {
         this.startSkipping([line], line.length);
         this.finishSkipping(Buffer.alloc(0));
+        continue;
+      }
+      if (this.notUtf8 !== undefined && !isUtf8(line)) {
+        this.notUtf8(line.length);
         continue;
       }
       lines.push(line.toString('utf8').replace(/\r$/, ''));
