@@ -124,12 +124,12 @@ describe('HTTP downstreams that send without end', () => {
       const url = await hostileServer(mode);
       await startGateway(workspace('', `  hostile:\n    url: ${url}\n`));
       await until(() => gateway!.stderr().includes('bulkhead: hostile is up (2 tools)\n'), 'the hostile server to be up');
-      const before = rssBytes(gateway.pid!);
+      const before = rssBytes(gateway!.pid!);
       const result = await call('hostile__misbehave');
       expect(result.isError).toBe(true);
       expect(text(result)).toContain(`hostile ${breach}, so it was disconnected while running misbehave; the call was not completed; restarting in 1 s (restart 1 of at most 8). Try again shortly.`);
       expect(stderrLines('bulkhead: hostile ')).toContain(`bulkhead: hostile ${breach}, so it was disconnected; restarting in 1 s (restart 1 of at most 8)`);
-      expect(rssBytes(gateway.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
+      expect(rssBytes(gateway!.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
       await builtinStillWorks();
       await until(() => gateway!.stderr().includes('bulkhead: hostile is up (2 tools) again\n'), 'the hostile server to be back');
       expect(text(await call('hostile__ping'))).toContain('pong');
@@ -140,10 +140,10 @@ describe('HTTP downstreams that send without end', () => {
     const url = await hostileServer('endless-get');
     await startGateway(workspace('', `  hostile:\n    url: ${url}\n`));
     await until(() => gateway!.stderr().includes('bulkhead: hostile is up (2 tools)\n'), 'the hostile server to be up');
-    const before = rssBytes(gateway.pid!);
+    const before = rssBytes(gateway!.pid!);
     const line = "bulkhead: hostile sent more than 64 MiB on one event stream, the gateway's limit for a stream, so it was disconnected; restarting in 1 s (restart 1 of at most 8)";
     await until(() => stderrLines('bulkhead: hostile ').includes(line), 'the report of the cut stream', 60_000);
-    expect(rssBytes(gateway.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
+    expect(rssBytes(gateway!.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
     await builtinStillWorks();
   });
 
@@ -177,9 +177,9 @@ describe('HTTP downstreams that send without end', () => {
     expect(text(await call('hostile__misbehave'))).toContain('pulled');
     const note = 'hostile: it kept paging tools/list past 100 pages; the tools of the first 100 are used';
     await until(async () => text(await gateway!.client.callTool({ name: 'tool_search', arguments: { query: 'tool of page' } })).includes(note), 'the capped list');
-    const search = await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'select:hostile__page_99' } });
+    const search = await gateway!.client.callTool({ name: 'tool_search', arguments: { query: 'select:hostile__page_99' } });
     expect(text(search)).toContain('hostile__page_99');
-    expect(text(await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'select:hostile__page_100' } }))).not.toContain('hostile__page_100 ');
+    expect(text(await gateway!.client.callTool({ name: 'tool_search', arguments: { query: 'select:hostile__page_100' } }))).not.toContain('hostile__page_100 ');
     await builtinStillWorks();
   });
 });
@@ -188,13 +188,13 @@ describe('stdio downstreams that send without end', () => {
   it('stops a server that writes one endless line, and the session goes on', async () => {
     await startGateway(workspace('', crashyEntry('crashy', 'endless-line')));
     await until(() => gateway!.stderr().includes('bulkhead: crashy is up (2 tools)\n'), 'the server to be up');
-    const before = rssBytes(gateway.pid!);
+    const before = rssBytes(gateway!.pid!);
     const result = await call('crashy__flood');
     expect(result.isError).toBe(true);
     const breach = "crashy sent a message larger than 64 MiB, the gateway's limit for one message, so it was stopped";
     expect(text(result)).toContain(`${breach} while running flood; the call was not completed; restarting in 1 s (restart 1 of at most 8). Try again shortly.`);
     expect(stderrLines('bulkhead: crashy ')).toContain(`bulkhead: ${breach}; restarting in 1 s (restart 1 of at most 8)`);
-    expect(rssBytes(gateway.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
+    expect(rssBytes(gateway!.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
     await builtinStillWorks();
   });
 
@@ -225,13 +225,13 @@ describe('stdio downstreams that send without end', () => {
   it('keeps only the tail of a server that floods stderr, and serves its tools meanwhile', async () => {
     await startGateway(workspace('', crashyEntry('crashy', 'flood-stderr')));
     await until(() => gateway!.stderr().includes('bulkhead: crashy is up (2 tools)\n'), 'the server to be up');
-    const before = rssBytes(gateway.pid!);
+    const before = rssBytes(gateway!.pid!);
     await new Promise((resolve) => setTimeout(resolve, 3000));
     expect(text(await call('crashy__ping'))).toContain('pong from');
-    expect(rssBytes(gateway.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
+    expect(rssBytes(gateway!.pid!) - before).toBeLessThan(RSS_GROWTH_BOUND);
     await builtinStillWorks();
     // The flood is kept for error messages, never relayed.
-    expect(gateway.stderr()).not.toContain('eeeeeeeeee');
+    expect(gateway!.stderr()).not.toContain('eeeeeeeeee');
   });
 });
 
@@ -242,7 +242,7 @@ describe('crashes are visible', () => {
     await until(() => stderrLines('bulkhead: crashy stopped').length > 0, 'the report of the crash');
     expect(stderrLines('bulkhead: crashy stopped')[0]).toBe(line);
     await until(() => gateway!.stderr().includes('bulkhead: crashy is up (2 tools) again\n'), 'the server to be back');
-    expect(gateway.stderr()).not.toContain('ghp_');
+    expect(gateway!.stderr()).not.toContain('ghp_');
   });
 
   it('reports a killed server, fails calls with why, and gives up after 8 restarts when every start fails (default policy)', async () => {
@@ -252,7 +252,7 @@ describe('crashes are visible', () => {
     writeFileSync(bulkheadYaml, `${readFileSync(bulkheadYaml, 'utf8')}${crashyEntry('crashy', 'first-only', workspaceDir.path('runs.txt'))}`);
     await startGateway(workspaceDir);
     await until(() => gateway!.stderr().includes('bulkhead: crashy is up (2 tools)\n'), 'the server to be up');
-    const server = childrenOf(gateway.pid!).find((child) => child.command.includes(CRASHY))!;
+    const server = childrenOf(gateway!.pid!).find((child) => child.command.includes(CRASHY))!;
     process.kill(server.pid, 'SIGKILL');
     await until(() => stderrLines('bulkhead: crashy stopped').length > 0, 'the report of the kill');
     const killed = 'crashy stopped (killed by SIGKILL); its last stderr lines: crashy: run 1 serving';
@@ -313,11 +313,11 @@ describe('no descendant outlives the gateway', () => {
       expect(groupAndSession(pids.sameGroup)).toEqual([serverGroup, serverSession]);
       const shellSleep = childrenOf(pids.server).find((child) => child.command === 'sleep 300');
       expect(shellSleep).toBeDefined();
-      const everything = [...new Set([...descendants(gateway.pid!), ...Object.values(pids)])];
+      const everything = [...new Set([...descendants(gateway!.pid!), ...Object.values(pids)])];
       leftovers.push(...everything);
       // The watchdog and every downstream (fs, wrapped) with their children.
       expect(everything.length).toBeGreaterThanOrEqual(7);
-      end(gateway.pid!);
+      end(gateway!.pid!);
       await until(() => everything.every((pid) => !running(pid)), () => `every descendant to end (still running: ${everything.filter(running).join(', ')})`, 15_000);
     });
   }
@@ -334,9 +334,9 @@ describe('no descendant outlives the gateway', () => {
     process.kill(first, 'SIGKILL');
     await until(() => watchdogs().length === 1 && watchdogs()[0]!.pid !== first, 'a new watchdog');
     const pids = JSON.parse(readFileSync(pidsFile, 'utf8')) as Record<string, number>;
-    const everything = [...new Set([...descendants(gateway.pid!), ...Object.values(pids)])];
+    const everything = [...new Set([...descendants(gateway!.pid!), ...Object.values(pids)])];
     leftovers.push(...everything);
-    process.kill(gateway.pid!, 'SIGKILL');
+    process.kill(gateway!.pid!, 'SIGKILL');
     await until(() => everything.every((pid) => !running(pid)), () => `every descendant to end (still running: ${everything.filter(running).join(', ')})`, 15_000);
   });
 
