@@ -136,6 +136,17 @@ describe('HTTP downstreams that send without end', () => {
     });
   }
 
+  it('counts a reply over the limit during the start as a failed start', async () => {
+    const url = await hostileServer('bomb-at-start');
+    workspace('', `  hostile:\n    url: ${url}\n`);
+    const tools = await run(process.execPath, [GATEWAY_CLI, 'tools', '--root', ws!.root], { timeout: 60_000 });
+    expect(tools.stderr).toMatch(
+      /^bulkhead: hostile did not start: it sent a reply larger than 64 MiB after decompression, the gateway's limit \(restart 1 of at most 8, (next attempt in 1 s|trying again now)\)$/m,
+    );
+    expect(tools.stdout).toContain('fs__read_file');
+    expect(tools.stdout).not.toContain('hostile__');
+  });
+
   it('cuts a standalone GET stream that sends without end, and restarts the server', async () => {
     const url = await hostileServer('endless-get');
     await startGateway(workspace('', `  hostile:\n    url: ${url}\n`));
