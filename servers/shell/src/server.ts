@@ -42,7 +42,7 @@ const GIT_PROGRAM_SOURCES = ['config', 'hooks', 'info'];
 
 function sandboxSpec(policy: ShellPolicy, roots: readonly string[], controlDir: string): SandboxSpec {
   const gitParts = roots.flatMap((root) => GIT_PROGRAM_SOURCES.map((part) => join(root, '.git', part))).filter((path) => existsSync(path));
-  return { kind: policy.sandbox, network: policy.network, writable: roots, readOnly: [controlDir, ...gitParts], tmpfsBytes: policy.limits.tmpfs_max_bytes };
+  return { kind: policy.sandbox, network: policy.network, writable: roots, readOnly: [controlDir, ...gitParts], secret: [join(controlDir, 'keys')], tmpfsBytes: policy.limits.tmpfs_max_bytes };
 }
 
 /** How this server contains commands, in one line (start-up message and instructions). */

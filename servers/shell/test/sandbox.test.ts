@@ -122,6 +122,21 @@ describe.runIf(probeSandbox('bubblewrap').available)('startCommand in the bubble
     expect(existsSync('/etc/bulkhead-test')).toBe(false);
   });
 
+  it('hides the control plane\'s keys, however readable the files in it are', async () => {
+    const keys = join(controlPlane, 'keys');
+    mkdirSync(keys, { recursive: true });
+    writeFileSync(join(keys, 'bulkhead.http.token'), 'a-bearer-token-of-the-gateway\n', { mode: 0o644 });
+    const command = 'ls -A .bulkhead/keys; cat .bulkhead/keys/bulkhead.http.token 2>&1; echo done';
+    expect(await run(command, { sandbox: { ...sandboxed, secret: [keys] } })).toEqual({
+      exitCode: 0,
+      output: 'cat: .bulkhead/keys/bulkhead.http.token: No such file or directory\ndone\n',
+      timedOut: false,
+    });
+    // Without it the sandbox would show the file: the test above is not passing by accident.
+    expect((await run(command)).output).toBe('bulkhead.http.token\na-bearer-token-of-the-gateway\ndone\n');
+    rmSync(keys, { recursive: true });
+  });
+
   it('keeps a control-plane folder that does not exist yet from being made inside the sandbox', async () => {
     const missing = join(root, '.not-yet');
     const result = await run('mkdir -p .not-yet/sub; touch .not-yet/policy.yaml; ls -A .not-yet | wc -l', { sandbox: { ...sandboxed, readOnly: [controlPlane, missing] } });

@@ -87,6 +87,7 @@ export function buildBwrapArgs(spec: SandboxSpec, cwd: string, held: HeldPaths =
     // (bwrap leaves the empty folder behind on the host as the mount point).
     else args.push('--tmpfs', folder, '--remount-ro', folder);
   }
+  for (const folder of (spec.secret ?? []).filter((path) => existsSync(path))) args.push('--tmpfs', folder, '--remount-ro', folder);
   // What becomes code outside the sandbox later (see held.ts): read-only where it is, an empty read-only folder where it is not yet.
   for (const path of held.existing) args.push('--ro-bind', path, path);
   for (const { path, kind } of held.placeholders) args.push('--ro-bind', emptySource(kind), path);

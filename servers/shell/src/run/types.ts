@@ -9,6 +9,11 @@ export interface SandboxSpec {
   /** Folders inside the writable ones that stay read-only (the control-plane folder). */
   readonly readOnly: readonly string[];
   /**
+   * Folders emptied last, over the read-only ones (bubblewrap only): the control plane's `keys/`
+   * (HTTP bearer tokens, the receipt signing key), which a command must not read.
+   */
+  readonly secret?: readonly string[];
+  /**
    * Folders replaced by an empty, throwaway tmpfs inside the sandbox (bubblewrap only), so the command cannot
    * read the server user's keys and tokens; roots inside them stay visible. Default: the server user's home folder.
    */
