@@ -323,7 +323,7 @@ describe('the token file is out of the compartments’ reach', () => {
       const token = gateway.token!;
       const read = await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: '.bulkhead/keys/bulkhead.http.token' } });
       expect(read.isError).toBe(true);
-      expect(text(read)).toBe('.bulkhead/keys/bulkhead.http.token is a protected secret (matches `/.bulkhead/keys` in deny_read of fs_policy.yaml); it cannot be read');
+      expect(text(read)).toBe(".bulkhead/keys/bulkhead.http.token is in the control-plane folder's keys (bearer tokens, signing keys); it cannot be read");
       const absolute = await gateway.client.callTool({ name: 'fs__read_file', arguments: { path: join(folder, '.bulkhead', 'keys', 'bulkhead.http.token') } });
       expect(absolute.isError).toBe(true);
       expect(text(absolute)).not.toContain(token);
@@ -336,7 +336,7 @@ describe('the token file is out of the compartments’ reach', () => {
       for (const path of ['.bulkhead/keys', '.bulkhead/keys/bulkhead.http.token']) {
         const named = await gateway.client.callTool({ name: 'fs__grep', arguments: { pattern: probe, hidden: true, path } });
         expect(named.isError, path).toBe(true);
-        expect(text(named), path).toBe(`${path} is a protected secret (matches \`/.bulkhead/keys\` in deny_read of fs_policy.yaml); it cannot be read`);
+        expect(text(named), path).toBe(`${path} is in the control-plane folder's keys (bearer tokens, signing keys); it cannot be read`);
       }
       for (const pattern of ['**/*', '**/*.token', '.bulkhead/**']) {
         const glob = await gateway.client.callTool({ name: 'fs__glob_files', arguments: { pattern, hidden: true, include_ignored: true } });
@@ -344,7 +344,7 @@ describe('the token file is out of the compartments’ reach', () => {
       }
       const keys = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'fs__list_files', arguments: { path: '.bulkhead/keys' } } });
       expect(keys.isError).toBe(true);
-      expect(text(keys)).toBe('.bulkhead/keys is a protected secret (matches `/.bulkhead/keys` in deny_read of fs_policy.yaml); it cannot be read');
+      expect(text(keys)).toBe(".bulkhead/keys is in the control-plane folder's keys (bearer tokens, signing keys); it cannot be read");
     } finally {
       await gateway.close();
     }

@@ -26,8 +26,9 @@ export function createFsServer(options: FsServerOptions): ToolServer {
   const policy = options.policy ?? loadFsPolicy(options.controlDir);
   const roots = [...options.roots, ...policy.roots.map((root) => resolve(options.roots[0]!, root))];
   // The control plane's keys are credentials whatever deny_read says.
-  const denyRead = [...policy.deny_read, ...keysFolderGlobs(roots, options.controlDir)];
-  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead, denyReadSource: FS_POLICY_FILE });
+  const keysRead = keysFolderGlobs(roots, options.controlDir);
+  const denyRead = [...policy.deny_read, ...keysRead];
+  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead: policy.deny_read, denyReadSource: FS_POLICY_FILE, keysRead });
   return createToolServer<FsCapabilities>({
     namespace: 'fs',
     version: FS_VERSION,

@@ -20,6 +20,8 @@ export interface RootsOptions {
   readonly denyRead: readonly string[];
   /** Name of the policy file that holds `denyRead`, for error messages. */
   readonly denyReadSource?: string;
+  /** Globs of the control plane's keys (`keysFolderGlobs`): denied to reads as well, whatever `denyRead` says. */
+  readonly keysRead?: readonly string[];
   /** Globs added to the protected set for writes (they can add to it, never remove from it). */
   readonly protectWrite?: readonly string[];
   /** Name of the policy file that holds `protectWrite`, for error messages. */
@@ -61,7 +63,7 @@ export class Roots {
       if (!statSync(real).isDirectory()) throw new ToolError(`root ${absolute} is not a folder`);
       return real;
     });
-    this.denyRead = new PathGlobSet(options.denyRead);
+    this.denyRead = new PathGlobSet([...options.denyRead, ...(options.keysRead ?? [])]);
     const extra = (options.protectWrite ?? []).filter((glob) => !WRITE_PROTECTED_GLOBS.includes(glob));
     this.writeProtected = new PathGlobSet([...WRITE_PROTECTED_GLOBS, ...extra], { ignoreCase: true });
     this.extraProtected = new Set(extra);
@@ -157,6 +159,7 @@ export class Roots {
     const rel = this.relativeToRoot(real);
     if (purpose === 'read') {
       const glob = this.readDenial(real);
+      if (glob && this.options.keysRead?.includes(glob)) throw new ToolError(`${input} is in the control-plane folder's keys (bearer tokens, signing keys); it cannot be read`, 'protected');
       if (glob) {
         throw new ToolError(`${input} is a protected secret (matches \`${glob}\` in deny_read${this.options.denyReadSource ? ` of ${this.options.denyReadSource}` : ''}); it cannot be read`, 'protected');
       }
