@@ -65,8 +65,10 @@ describe('bulkhead start refuses a bad command line at once', () => {
     ['a token file that is missing', () => [['--root', folder, '--http', '127.0.0.1:0', '--token-file', join(folder, 'no-token')], `bulkhead: token file ${join(folder, 'no-token')} cannot be read: ENOENT: no such file or directory, open '${join(folder, 'no-token')}' (see \`bulkhead help start\`)`]],
     ['an unknown profile', () => [['--root', folder, '--profile', 'nope'], 'bulkhead: unknown profile nope; bulkhead.yaml defines none']],
     ...['0.0.0.0', '[::]', '192.0.2.1', '127.0.0.1.nip.io'].map(
-      (host) =>
-        [`--no-auth on ${host}`, () => [['--root', folder, '--http', `${host}:0`, '--no-auth'], `bulkhead: ${NO_AUTH_BEYOND_LOOPBACK(host.replace(/^\[|\]$/g, ''))} (see \`bulkhead help start\`)`]] as const,
+      (host): [string, () => [string[], string]] => [
+        `--no-auth on ${host}`,
+        () => [['--root', folder, '--http', `${host}:0`, '--no-auth'], `bulkhead: ${NO_AUTH_BEYOND_LOOPBACK(host.replace(/^\[|\]$/g, ''))} (see \`bulkhead help start\`)`],
+      ],
     ),
     ['--no-auth with --token-file', () => [['--root', folder, '--http', '127.0.0.1:0', '--no-auth', '--token-file', file], 'bulkhead: --no-auth and --token-file contradict each other; give one of them (see `bulkhead help start`)']],
   ];

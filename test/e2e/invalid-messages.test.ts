@@ -187,8 +187,8 @@ describe('every invalid message over HTTP gets its answer, one message per POST'
       server = await startHttpServer({ script, args: [...args, '--root', folder], cwd: folder });
       const sessionId = (server.client.transport as { sessionId?: string }).sessionId!;
       const headers = { authorization: `Bearer ${server.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' };
-      const post = async (body: string | Buffer) => {
-        const response = await fetch(server!.url, { method: 'POST', headers, body });
+      const post = async (body: string | Uint8Array) => {
+        const response = await fetch(server!.url, { method: 'POST', headers, body: body as BodyInit });
         return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
       };
       for (const [what, line, reply] of ANSWERED) expect(await post(line), what).toEqual({ status: 400, type: 'application/json', body: reply });
