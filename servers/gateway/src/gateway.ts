@@ -58,6 +58,12 @@ import { LoadedTools } from './session.js';
 import { ArgumentValidator } from './validator.js';
 
 export const GATEWAY_NAMESPACE = 'gateway';
+
+/** bulkhead.yaml's `restart` in the supervisor's terms. */
+function restartPolicyOf(config: GatewayConfig): RestartPolicy {
+  const { budget, initial_delay_ms, max_delay_ms, stable_ms } = config.restart;
+  return { budget, initialDelayMs: initial_delay_ms, maxDelayMs: max_delay_ms, stableMs: stable_ms };
+}
 export const metaTools: readonly MetaTool[] = [toolSearch, callTool, listTools, loadTools, unloadTools];
 
 export interface GatewayOptions {
@@ -136,7 +142,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const downstreams = new Map(
     options.downstreams.map((spec) => [
       spec.namespace,
-      new Downstream(spec, options.restartPolicy, { ...startLimits, timeoutMs: spec.startTimeoutMs ?? startLimits.timeoutMs }, { ...DEFAULT_REPLY_LIMITS, firstByteMs: options.config.call_timeout_ms }),
+      new Downstream(spec, options.restartPolicy ?? restartPolicyOf(options.config), { ...startLimits, timeoutMs: spec.startTimeoutMs ?? startLimits.timeoutMs }, { ...DEFAULT_REPLY_LIMITS, firstByteMs: options.config.call_timeout_ms }),
     ]),
   );
   let started = false;

@@ -75,6 +75,16 @@ export const gatewayConfigSchema = z.strictObject({
     .default(true)
     .describe('A third-party tool whose name, description or schema looks aimed at the model (hidden instructions, invisible characters, other servers\' tools, secret files) waits for bulkhead approve'),
   approve_new_tools: z.boolean().default(false).describe('Every third-party tool seen for the first time waits for bulkhead approve'),
+  restart: z
+    .strictObject({
+      budget: z.number().int().min(0).max(1000).default(8).describe('Restarts in a row before a downstream is given up on; a run that stays up stable_ms earns a fresh budget'),
+      initial_delay_ms: z.number().int().min(10).max(600_000).default(1000).describe('Wait before the first restart; each next one waits twice as long'),
+      max_delay_ms: z.number().int().min(10).max(3_600_000).default(30_000).describe('Longest wait between two restarts'),
+      stable_ms: z.number().int().min(1000).max(86_400_000).default(60_000).describe('How long a run must stay up for the restart budget to start again'),
+    })
+    // prefault, not default: the fields' own defaults must apply when the key is absent.
+    .prefault({})
+    .describe('How a downstream that stops or fails to start is restarted'),
   max_tools_per_server: z.number().int().min(1).max(100_000).default(1000).describe('Tools taken from one downstream; past it the first ones are used and the rest reported'),
   profiles: z
     .record(

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { BatchedWriter, deliverJsonRpcLines, LineReader, redactText } from '@bulkhead/core';
+import { BatchedWriter, deliverJsonRpcLines, LineReader, redactText, neutralizeInvisible } from '@bulkhead/core';
 import { killGroup, trackGroup, untrackGroup } from '../process-groups.js';
 import { familyOf, killSurvivors } from './proc-table.js';
 
@@ -66,7 +66,8 @@ export class ChildProcessTransport implements Transport {
       .filter((line) => line !== '')
       .slice(-STDERR_LINES_SHOWN)
       .map((line) => {
-        const redacted = redactText(line);
+        // Controls and bidi characters written out: these lines reach terminals and, in errors, the model.
+        const redacted = neutralizeInvisible(redactText(line));
         return redacted.length > STDERR_LINE_CHARS ? `${redacted.slice(0, STDERR_LINE_CHARS)}…` : redacted;
       });
   }
