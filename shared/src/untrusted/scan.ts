@@ -21,9 +21,10 @@ const INSTRUCTION_RULES: readonly Rule[] = [
   { pattern: /\b(ignore|disregard|forget|override)\s+(all\s+|any\s+|the\s+)?(previous|prior|above|earlier|other|preceding)\s+(instructions?|prompts?|rules?|directions?)/i, what: 'instruction to drop earlier instructions' },
   { pattern: /\b(do\s+not|don'?t|never)\s+(tell|mention|inform|reveal|show|notify|alert)\b[^.\n]{0,60}\buser\b/i, what: 'instruction to keep something from the user' },
   { pattern: /\bbefore\s+(using|calling|invoking|running)\b[^.\n]{0,80}\b(read|send|call|fetch|upload|pass|include|invoke)\b/i, what: 'instruction to do something first' },
-  { pattern: /\byou\s+(must|should|have\s+to|need\s+to|are\s+required\s+to)\s+(always|first|never|also|secretly|immediately|now)\b/i, what: 'order aimed at the model' },
+  { pattern: /\byou\s+(must|should|have\s+to|need\s+to|are\s+required\s+to)\s+(always|never|secretly|immediately|now)\b/i, what: 'order aimed at the model' },
   { pattern: /\byou\s+must\s+(call|invoke|read|send|forward|upload|ignore|tell|reveal|run|execute)\b[^.\n]{0,60}\b(tool|file|key|token|secret|content|conversation|instructions?|password|credentials?)\b/i, what: 'order aimed at the model' },
-  { pattern: /(^|\n)\s*(system|assistant|human|developer)\s*:/i, what: 'role marker' },
+  // Spaces, not \s: a \s* from every line break would walk all the blank lines after it, again and again.
+  { pattern: /(^|\n)[ \t]{0,40}(system|assistant|human|developer)[ \t]{0,40}:/i, what: 'role marker' },
   { pattern: /\[\/?\s*(INST|SYSTEM)\s*\]|<\|im_(start|end)\|>/i, what: 'role marker' },
   // Markdown a human skims past: a comment is not rendered, an image is fetched (with whatever its URL carries).
   { pattern: /<!--/, what: 'hidden comment' },
@@ -38,9 +39,48 @@ const INSTRUCTION_RULES: readonly Rule[] = [
 const SENSITIVE_PATH =
   /(~|\$HOME|%USERPROFILE%)?[\\/]?\.ssh(?![A-Za-z0-9])|(?<![A-Za-z0-9])id_(rsa|dsa|ecdsa|ed25519)(?![A-Za-z0-9])|(^|[\s"'`(/\\])\.env(?![A-Za-z0-9])|(?<![A-Za-z0-9])mcp\.json|(?<![A-Za-z0-9])claude_desktop_config|\.aws[\\/]credentials|\.netrc(?![A-Za-z0-9])|\.git-credentials|\.npmrc(?![A-Za-z0-9])|\.pgpass(?![A-Za-z0-9])/i;
 
-/** A run of whitespace this long pushes what follows out of a narrow view of the text. */
-// Blank-looking letters (braille blank, Hangul fillers) pad as well as spaces do.
-const PADDING = /[ \t\r\n\u00A0\u1680\u2000-\u200A\u2028\u2029\u202F\u205F\u3000\u2800\u115F\u1160\u3164\uFFA0]{20,}[^\s\u2800\u115F\u1160\u3164\uFFA0]/;
+const HORIZONTAL_SPACE = new Set([' ', '\t', '\r', '\u00A0', '\u1680', '\u202F', '\u205F', '\u3000', ...Array.from({ length: 11 }, (_, i) => String.fromCharCode(0x2000 + i))]);
+const LINE_BREAK = new Set(['\n', '\u2028', '\u2029']);
+// Blank-looking letters (braille blank, Hangul fillers): no honest description needs a run of them.
+const BLANK_LETTER = new Set(['\u2800', '\u115F', '\u1160', '\u3164', '\uFFA0']);
+
+/** Spaces after text on one line that push what follows out of a narrow view. */
+const MAX_GAP = 19;
+/** Indentation at the start of a line (a template literal's, say) is ordinary up to this. */
+const MAX_INDENT = 59;
+/** Line breaks in a row before more text: room to hide a paragraph below the fold. */
+const MAX_BREAKS = 7;
+const MAX_BLANK_LETTERS = 4;
+
+/**
+ * Whether blank space hides text that follows it: a wide gap inside a line, a deep indent, many
+ * line breaks, or blank-looking letters. One pass, so a megabyte of spaces costs a megabyte of work.
+ */
+function hasPadding(text: string): boolean {
+  let spaces = 0;
+  let breaks = 0;
+  let blanks = 0;
+  let afterText = false;
+  for (const char of text) {
+    if (BLANK_LETTER.has(char)) {
+      if (++blanks > MAX_BLANK_LETTERS) return true;
+      spaces++;
+    } else if (HORIZONTAL_SPACE.has(char)) {
+      spaces++;
+    } else if (LINE_BREAK.has(char)) {
+      breaks++;
+      spaces = 0;
+      afterText = false;
+    } else {
+      if (breaks > MAX_BREAKS || spaces > (afterText ? MAX_GAP : MAX_INDENT)) return true;
+      spaces = 0;
+      breaks = 0;
+      blanks = 0;
+      afterText = true;
+    }
+  }
+  return false;
+}
 
 /** Past this, a description is more than a tool needs to say, and room to hide something. */
 export const LONG_TEXT_CHARS = 4000;
@@ -70,7 +110,7 @@ export function scanText(text: string, options: { readonly long?: boolean } = {}
   }
   const path = SENSITIVE_PATH.exec(plain);
   if (path) findings.push({ reason: `names a sensitive file ${quote(path[0])}` });
-  if (PADDING.test(text)) findings.push({ reason: 'long whitespace padding that pushes text out of view' });
+  if (hasPadding(text)) findings.push({ reason: 'long whitespace padding that pushes text out of view' });
   if (options.long && text.length > LONG_TEXT_CHARS) findings.push({ reason: `very long (${text.length} characters)` });
   return findings;
 }
