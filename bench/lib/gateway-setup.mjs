@@ -37,9 +37,11 @@ export function controlDir(base, name, { echo = false, toolPolicy, permissions, 
   const dir = join(base, name);
   mkdirSync(dir, { recursive: true });
   const fixtureArgs = [FIXTURE, ...(echo ? ['--echo'] : []), '--dataset', DATASET];
+  // The corpus is published servers' own descriptions, measured for size: two of them name fs's
+  // read_file and write_file, which the scanner would hold back (as it should for a stranger's).
   writeFileSync(
     join(dir, 'bulkhead.yaml'),
-    `servers:\n  fs: {}\n  ${LIVE}:\n    command: ${yaml(process.execPath)}\n    args: ${yaml(fixtureArgs)}\n`,
+    `servers:\n  fs: {}\n  ${LIVE}:\n    command: ${yaml(process.execPath)}\n    args: ${yaml(fixtureArgs)}\n    trust: descriptions\n`,
   );
   if (toolPolicy) writeFileSync(join(dir, 'tool_policy.yaml'), `${Object.entries(toolPolicy).map(([k, v]) => `${k}: ${yaml(v)}`).join('\n')}\n`);
   if (permissions) writeFileSync(join(dir, 'permissions.yaml'), `${Object.entries(permissions).map(([k, v]) => `${k}: ${yaml(v)}`).join('\n')}\n`);
