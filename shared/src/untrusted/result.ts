@@ -3,16 +3,7 @@ import { redactText } from '../audit/redact.js';
 import type { ContentBlock } from '../kit/results.js';
 import { truncateHeadTail } from '../limits/truncate.js';
 import { neutralizeInvisible } from './neutralize.js';
-import { defuseUntrusted, wrapUntrusted } from './wrap.js';
-
-/**
- * Spaced, split or full-width spellings of the wrapper's tag (`< /untrusted_external_content>`,
- * `<untrusted-external content`, `＜/untrusted_external_content＞`) that a model may still read as
- * the tag; defuseUntrusted only knows the exact one.
- */
-const TAG_LOOKALIKE = /[<\uFF1C\uFE64](\s*[/\uFF0F]?\s*untrusted[\s_-]*external[\s_-]*content)/gi;
-/** What is left of a wrapper's tag once defused: none of these inside means nothing can close it early. */
-const RAW_TAG = /[<\uFF1C\uFE64]\s*[/\uFF0F]?\s*untrusted[\s_-]*external[\s_-]*content/i;
+import { defuseUntrusted, holdsUntrustedTag, wrapUntrusted } from './wrap.js';
 
 /** An error message of a server is for a model to act on, not a document: this much is plenty. */
 const MAX_ERROR_MESSAGE_BYTES = 8 * 1024;
@@ -26,7 +17,7 @@ function clean(text: string): string {
 function isWrappedBy(source: string, text: string): boolean {
   const [head, tail] = wrapUntrusted(source, '\u0000').split('\u0000') as [string, string];
   if (!text.startsWith(head) || !text.endsWith(tail) || text.length < head.length + tail.length) return false;
-  return !RAW_TAG.test(text.slice(head.length, text.length - tail.length));
+  return !holdsUntrustedTag(text.slice(head.length, text.length - tail.length));
 }
 
 /**
@@ -38,7 +29,7 @@ function isWrappedBy(source: string, text: string): boolean {
 export function untrustedText(source: string, text: string): string {
   const cleaned = clean(text);
   if (isWrappedBy(source, cleaned)) return cleaned;
-  return wrapUntrusted(source, defuseUntrusted(cleaned).replace(TAG_LOOKALIKE, '‹$1'));
+  return wrapUntrusted(source, defuseUntrusted(cleaned));
 }
 
 /** A protocol error's message from an untrusted server, bounded and made data like its results. */
