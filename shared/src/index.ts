@@ -14,3 +14,4 @@ export * from './transport/index.js';
 export * from './net/index.js';
 export * from './processes.js';
 export * from './untrusted/index.js';
+export * from './approvals/index.js';

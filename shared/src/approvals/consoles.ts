@@ -1,0 +1,79 @@
+import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+
+/** The console's own secret: one per control-plane folder, beside the bearer tokens (no tool can read `keys/`). */
+export function consoleSecretFile(controlDir: string): string {
+  return join(controlDir, 'keys', 'console.secret');
+}
+
+function registryFolder(controlDir: string): string {
+  return join(controlDir, 'keys', 'consoles');
+}
+
+const runningConsoleSchema = z.object({
+  pid: z.number().int().positive(),
+  /** The console's address, without its secret (`http://127.0.0.1:43123/console/`). */
+  url: z.string().url(),
+  started: z.string(),
+  /** What serves it (`bulkhead gateway`, `bulkhead console`). */
+  server: z.string(),
+});
+export type RunningConsole = z.output<typeof runningConsoleSchema>;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Records a console this process serves, so `bulkhead console` and the gate's replies find it; the returned function removes it. */
+export function registerConsole(controlDir: string, entry: Omit<RunningConsole, 'pid' | 'started'>): () => void {
+  const folder = registryFolder(controlDir);
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const file = join(folder, `${process.pid}.json`);
+  const record: RunningConsole = { pid: process.pid, started: new Date().toISOString(), ...entry };
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
+  renameSync(temp, file);
+  return () => {
+    try {
+      unlinkSync(file);
+    } catch {
+      // Gone already: nothing to undo.
+    }
+  };
+}
+
+/** The consoles of live processes for this control-plane folder, newest first; records of dead ones are removed. */
+export function runningConsoles(controlDir: string): RunningConsole[] {
+  const folder = registryFolder(controlDir);
+  let names: string[];
+  try {
+    names = readdirSync(folder).filter((name) => /^\d+\.json$/.test(name));
+  } catch {
+    return [];
+  }
+  const found: RunningConsole[] = [];
+  for (const name of names) {
+    const file = join(folder, name);
+    let record: RunningConsole;
+    try {
+      record = runningConsoleSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
+    } catch {
+      continue;
+    }
+    if (alive(record.pid)) found.push(record);
+    else {
+      try {
+        unlinkSync(file);
+      } catch {
+        // Another reader removed it first.
+      }
+    }
+  }
+  return found.sort((a, b) => (a.started < b.started ? 1 : -1));
+}
