@@ -4,13 +4,22 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, RISK_META, sha256, SUBJECT_META } from '@bulkhead/core';
 
 export const PINS_FILE = 'pins.json';
+/** A definition is kept beside its hash up to this size (canonical JSON), so pins.json stays small. */
+export const MAX_KEPT_DEFINITION_BYTES = 64 * 1024;
+
+/** What a pin keeps of a definition: exactly what its hash covers (see definitionSubject). */
+type KeptDefinition = Record<string, unknown>;
 
 interface PinRecord {
   /** The definition in use; absent while a tool held back on first sight waits for its first approval. */
   sha256?: string;
+  /** The definition `sha256` is the hash of, for a human to compare a changed one with; absent when too large or pinned by an older version. */
+  definition?: KeptDefinition;
   first_seen: string;
   /** A changed definition waiting for a human's approval. */
   pending_sha256?: string;
+  /** The definition `pending_sha256` is the hash of, so the console can show it without a running gateway. */
+  pending_definition?: KeptDefinition;
   /** Set when a human approved the definition in `sha256`, so the scanner does not hold it back again. */
   approved_at?: string;
 }
@@ -34,13 +43,43 @@ interface PinFile {
 }
 
 /**
- * The hash of what a model reads and sends (title, description, schemas) and of what sets the
- * tool's risk tier (annotations, a built-in's declared risk and subject): changing any of them
- * quarantines the tool.
+ * What a model reads and sends (title, description, schemas) and what sets the tool's risk tier
+ * (annotations, a built-in's declared risk and subject): changing any of them quarantines the tool.
  */
-export function definitionHash(tool: Tool): string {
+export function definitionSubject(tool: Tool): Record<string, unknown> {
   const riskMeta = tool._meta ? { risk: tool._meta[RISK_META], subject: tool._meta[SUBJECT_META] } : undefined;
-  return sha256(canonicalJson({ title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations, riskMeta }));
+  return { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations, riskMeta };
+}
+
+export function definitionHash(tool: Tool): string {
+  return sha256(canonicalJson(definitionSubject(tool)));
+}
+
+/** The definition as a pin keeps it, or undefined when its canonical JSON is over the bound. */
+function keptDefinition(tool: Tool): KeptDefinition | undefined {
+  const canonical = canonicalJson(definitionSubject(tool));
+  return Buffer.byteLength(canonical) <= MAX_KEPT_DEFINITION_BYTES ? (JSON.parse(canonical) as KeptDefinition) : undefined;
+}
+
+/** A definition a pin holds, as the console shows it: the definition, or why it is not there. */
+export type PinnedDefinition = { readonly kept: KeptDefinition } | { readonly missing: string };
+
+/** One pin as a human reviews it: the definition in use and the one waiting, each with its hash. */
+export interface PinView {
+  readonly qualified: string;
+  readonly firstSeen: string;
+  readonly approvedAt?: string;
+  readonly sha256?: string;
+  readonly definition?: PinnedDefinition;
+  readonly pendingSha256?: string;
+  readonly pendingDefinition?: PinnedDefinition;
+}
+
+/** A kept definition is shown only if it is still the one its hash names (pins.json may have been edited). */
+function pinnedDefinition(hash: string, kept: KeptDefinition | undefined): PinnedDefinition {
+  if (kept === undefined) return { missing: `only its hash is kept (sha256 ${hash}): it is larger than ${MAX_KEPT_DEFINITION_BYTES / 1024} KB, or was pinned by an older version of Bulkhead` };
+  if (sha256(canonicalJson(kept)) !== hash) return { missing: `the definition kept in ${PINS_FILE} does not match its hash (sha256 ${hash}): the file was edited` };
+  return { kept };
 }
 
 /**
@@ -124,18 +163,22 @@ export class PinStore {
    * Pins the tools seen for the first time (in memory until `commit`) and returns the ones that
    * wait for a human, with why: a definition that differs from the pinned one, a suspicious one no
    * human approved, a new one when new tools wait. Whatever waits is written at once (as
-   * `pending_sha256`), so `bulkhead approve` in another process can accept it.
+   * `pending_sha256`, with the definition beside it), so `bulkhead approve` or the console in
+   * another process can show and accept it.
    */
   check(tools: readonly PinCandidate[]): Map<string, QuarantineReason> {
     this.reload();
     const quarantined = new Map<string, QuarantineReason>();
     let changed = false;
-    const hold = (qualified: string, pin: PinRecord, hash: string, reason: QuarantineReason) => {
+    const hold = (qualified: string, pin: PinRecord, tool: Tool, hash: string, reason: QuarantineReason) => {
       quarantined.set(qualified, reason);
-      if (pin.pending_sha256 !== hash) {
-        pin.pending_sha256 = hash;
-        changed = true;
-      }
+      if (pin.pending_sha256 === hash && pin.pending_definition !== undefined) return;
+      const kept = keptDefinition(tool);
+      // A pin of an older version waiting with only the hash gets the definition beside it.
+      if (pin.pending_sha256 === hash && kept === undefined) return;
+      pin.pending_sha256 = hash;
+      setDefinition(pin, 'pending_definition', kept);
+      changed = true;
     };
     for (const { qualified, tool, suspicious, approveWhenNew } of tools) {
       const hash = definitionHash(tool);
@@ -144,28 +187,31 @@ export class PinStore {
         if (suspicious || approveWhenNew) {
           const held: PinRecord = { first_seen: new Date().toISOString() };
           this.data.tools[qualified] = held;
-          hold(qualified, held, hash, suspicious ? 'suspicious' : 'new');
+          hold(qualified, held, tool, hash, suspicious ? 'suspicious' : 'new');
         } else {
-          this.data.tools[qualified] = { sha256: hash, first_seen: new Date().toISOString() };
+          const fresh: PinRecord = { sha256: hash, first_seen: new Date().toISOString() };
+          setDefinition(fresh, 'definition', keptDefinition(tool));
+          this.data.tools[qualified] = fresh;
           this.unsaved.add(qualified);
         }
       } else if (pin.sha256 === undefined) {
         // Held back on first sight and never approved: it waits while it still must.
-        if (suspicious || approveWhenNew) hold(qualified, pin, hash, suspicious ? 'suspicious' : 'new');
+        if (suspicious || approveWhenNew) hold(qualified, pin, tool, hash, suspicious ? 'suspicious' : 'new');
         else {
           pin.sha256 = hash;
-          delete pin.pending_sha256;
+          setDefinition(pin, 'definition', keptDefinition(tool));
+          clearPending(pin);
           changed = true;
         }
       } else if (pin.sha256 === hash) {
         // An approved definition stays usable; one pinned unseen by a human waits once it looks suspicious.
-        if (suspicious && !pin.approved_at) hold(qualified, pin, hash, 'suspicious');
+        if (suspicious && !pin.approved_at) hold(qualified, pin, tool, hash, 'suspicious');
         else if (pin.pending_sha256) {
-          delete pin.pending_sha256;
+          clearPending(pin);
           changed = true;
         }
       } else {
-        hold(qualified, pin, hash, 'changed');
+        hold(qualified, pin, tool, hash, 'changed');
       }
     }
     if (changed) this.save();
@@ -182,7 +228,8 @@ export class PinStore {
     const pin = this.data.tools[qualified];
     if (!pin?.pending_sha256 || (reviewed !== undefined && pin.pending_sha256 !== reviewed)) return false;
     pin.sha256 = pin.pending_sha256;
-    delete pin.pending_sha256;
+    setDefinition(pin, 'definition', pin.pending_definition);
+    clearPending(pin);
     pin.approved_at = new Date().toISOString();
     this.save();
     return true;
@@ -194,4 +241,33 @@ export class PinStore {
       .filter(([, pin]) => pin.pending_sha256)
       .map(([name]) => name);
   }
+
+  /** One tool's pin with the definitions it keeps, as written (pins of first sight not written yet included). */
+  view(qualified: string): PinView | undefined {
+    this.reload();
+    const pin = this.data.tools[qualified];
+    if (!pin) return undefined;
+    return {
+      qualified,
+      firstSeen: pin.first_seen,
+      ...(pin.approved_at ? { approvedAt: pin.approved_at } : {}),
+      ...(pin.sha256 ? { sha256: pin.sha256, definition: pinnedDefinition(pin.sha256, pin.definition) } : {}),
+      ...(pin.pending_sha256 ? { pendingSha256: pin.pending_sha256, pendingDefinition: pinnedDefinition(pin.pending_sha256, pin.pending_definition) } : {}),
+    };
+  }
+
+  /** Every tool whose definition waits for a human, as the pin file has it (no gateway needs to run). */
+  waiting(): PinView[] {
+    return this.pending().flatMap((qualified) => this.view(qualified) ?? []);
+  }
+}
+
+function setDefinition(pin: PinRecord, key: 'definition' | 'pending_definition', kept: KeptDefinition | undefined): void {
+  if (kept === undefined) delete pin[key];
+  else pin[key] = kept;
+}
+
+function clearPending(pin: PinRecord): void {
+  delete pin.pending_sha256;
+  delete pin.pending_definition;
 }

@@ -90,6 +90,10 @@ export class Downstream {
   private client: Client | undefined;
   private transport: ChildProcessTransport | StreamableHTTPClientTransport | undefined;
   private restarts = 0;
+  /** Every restart since the gateway started (`restarts` is reset by a stable run). */
+  private restartsInAll = 0;
+  /** The stderr lines of the last process, kept once its transport is dropped. */
+  private lastStderr: readonly string[] = [];
   /** When the current run came up; undefined while it is not up. */
   private upSince: number | undefined;
   /** How the last run that was up ended, while the failure to report is that one (not a failed start). */
@@ -131,6 +135,16 @@ export class Downstream {
     const count = this.tools.length;
     if (count === 0 && this.spec.builtin) return `no tools: ${this.namespace}_policy.yaml enables none`;
     return `${count} tool${count === 1 ? '' : 's'}`;
+  }
+
+  /** How many times it was restarted since the gateway started. */
+  get restartCount(): number {
+    return this.restartsInAll;
+  }
+
+  /** The last lines its process wrote to stderr (stdio servers), redacted and with invisible characters written out. */
+  get recentStderr(): readonly string[] {
+    return this.transport instanceof ChildProcessTransport ? this.transport.stderrLines : this.lastStderr;
   }
 
   /** Whether it has not finished its first attempt to start yet. */
@@ -313,6 +327,7 @@ export class Downstream {
     }
     const delay = Math.min(this.policy.initialDelayMs * 2 ** this.restarts, this.policy.maxDelayMs);
     this.restarts++;
+    this.restartsInAll++;
     this.nextAttemptAt = Date.now() + delay;
     this.setState('restarting', true);
     clearTimeout(this.restartTimer);
@@ -389,8 +404,10 @@ export class Downstream {
     const client = this.client;
     this.client = undefined;
     await client?.close().catch(() => undefined);
-    if (transport instanceof ChildProcessTransport) await transport.close();
-    else await transport?.close().catch(() => undefined);
+    if (transport instanceof ChildProcessTransport) {
+      await transport.close();
+      this.lastStderr = transport.stderrLines;
+    } else await transport?.close().catch(() => undefined);
   }
 
   async stop(): Promise<void> {
