@@ -17,6 +17,8 @@ import { firstParagraph } from './search/index.js';
 import { commandHelp, COMMANDS, overview } from './commands/help.js';
 import { runSetup } from './commands/setup.js';
 import { clientSnippets, gatewayEntry } from './commands/clients.js';
+import { openConsole } from './commands/console.js';
+import { gatewayConsole } from './console/serve.js';
 
 const VERSION = '0.1.0';
 
@@ -36,6 +38,7 @@ interface Flags {
   readonly to?: string;
   readonly receipt?: string;
   readonly key?: string;
+  readonly print?: boolean;
   readonly help?: boolean;
 }
 
@@ -82,11 +85,18 @@ async function start(values: Flags): Promise<void> {
       })
     : undefined;
   for (const problem of loaded.problems) process.stderr.write(`bulkhead: ${problem}\n`);
+  const webConsole = await gatewayConsole({
+    gateway: loaded.gateway,
+    controlDir: setup.controlDir,
+    roots: setup.roots,
+    ...(http ? { httpHost: http.host } : {}),
+    report: (line) => process.stderr.write(`bulkhead: ${line}\n`),
+  });
   const compartments = [...loaded.gateway.downstreams.keys()].join(', ') || 'none';
   const everyClient =
     `Each client's entry (\`bulkhead setup <client>\` writes it into the client's config for you):\n` +
     clientSnippets(gatewayEntry(setup.roots)).map((snippet) => `\n${snippet.title} (${snippet.file}${snippet.projectFile ? `, or ${snippet.projectFile} in a project` : ''}):\n${snippet.json}`).join('');
-  await serveUntilStopped(loaded.gateway, {
+  await serveUntilStopped(webConsole.server, {
     bin: 'bulkhead gateway',
     ...(http && auth
       ? {
@@ -101,13 +111,17 @@ async function start(values: Flags): Promise<void> {
         }
       : {}),
     // Someone who typed it in a terminal is setting up, not a client: show how a client starts it.
-    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})${process.stdin.isTTY ? `\n\nThis waits for an MCP client on stdin. ${everyClient}` : ''}`,
+    stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})${webConsole.banner() ? `\n${webConsole.banner()}` : ''}${process.stdin.isTTY ? `\n\nThis waits for an MCP client on stdin. ${everyClient}` : ''}`,
     httpBanner: (url) =>
       `downstream servers: ${compartments} (starting; each is reported below when it is up)\n` +
       `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n` +
+      (webConsole.banner(url) ? `${webConsole.banner(url)}\n` : '') +
       `${httpClientSnippets('bulkhead', url, auth!)}\n\n` +
       `or over stdio, without a running server. ${everyClient}`,
-    onServing: () => loaded.gateway.start(),
+    onServing: (url) => {
+      webConsole.serving(url);
+      loaded.gateway.start();
+    },
   });
 }
 
@@ -260,6 +274,9 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'trash':
       return trash(positionals, values);
+    case 'console':
+      if (positionals.length) throw new UsageError(`console takes no arguments besides its flags (got ${positionals.join(' ')})`);
+      return openConsole({ ...setupFrom(values), print: values.print ?? false });
     case 'doctor': {
       const address = values.http !== undefined ? parseHostPort(values.http) : undefined;
       const checks = await doctor(setupFrom(values), address);

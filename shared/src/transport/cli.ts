@@ -128,8 +128,8 @@ export interface ServeOptions {
   readonly stdioBanner: string;
   /** What to print after `<bin> listening on <url>`: the tools, the client snippets. */
   readonly httpBanner: (url: string) => string;
-  /** Runs once the server can take requests (its address is bound): work that must not start before, such as child processes. */
-  readonly onServing?: () => void;
+  /** Runs once the server can take requests (its address is bound, given over HTTP): work that must not start before, such as child processes. */
+  readonly onServing?: (httpUrl?: string) => void;
 }
 
 /**
@@ -162,7 +162,7 @@ export async function serveUntilStopped(toolServer: ToolServer, options: ServeOp
     const running = await serveHttp(toolServer, options.http);
     stopHttp = running.close;
     process.stdout.write(`${options.bin} listening on ${running.url}\n${options.httpBanner(running.url)}\n\nCtrl-C stops it.\n`);
-    options.onServing?.();
+    options.onServing?.(running.url);
   } catch (error) {
     if (options.auth) discardMadeToken(options.auth);
     process.stderr.write(`${options.bin}: ${errorMessage(error)}\n`);

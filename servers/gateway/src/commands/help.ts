@@ -88,6 +88,12 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     options: { ...FOLDERS, limit: { type: 'string' }, to: { type: 'string' } },
     flags: ['--limit N            (list) most entries (default 50)', '--to PATH            (restore) put it here instead of where it was; never overwrites', ...FOLDER_FLAGS],
   },
+  console: {
+    summary: 'open the web console of the running gateway in the browser (approvals, activity, quarantine, servers, trash, policy); with none running, serve one until Ctrl-C',
+    usage: 'bulkhead console [--print] [--root DIR]... [--config DIR]',
+    options: { ...FOLDERS, print: { type: 'boolean' } },
+    flags: ['--print              print the login link (it works once, within a minute) instead of opening a browser', ...FOLDER_FLAGS],
+  },
   doctor: {
     summary: 'check node, rg, git, bwrap, the SQLite binding, the configuration, each server and (with --http) the port',
     usage: 'bulkhead doctor [--root DIR]... [--config DIR] [--http HOST:PORT]',

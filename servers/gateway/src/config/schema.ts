@@ -85,6 +85,20 @@ export const gatewayConfigSchema = z.strictObject({
     // prefault, not default: the fields' own defaults must apply when the key is absent.
     .prefault({})
     .describe('How a downstream that stops or fails to start is restarted'),
+  console: z
+    .strictObject({
+      enabled: z.boolean().default(true).describe('The gateway serves its web console on loopback (bulkhead console opens it)'),
+      port: z
+        .number()
+        .int()
+        .min(0)
+        .max(65_535)
+        .default(0)
+        .describe("The console's port on 127.0.0.1 when the gateway serves stdio or HTTP beyond loopback (0: any free port); over HTTP on loopback it is on the gateway's port under /console/"),
+    })
+    // prefault, not default: the fields' own defaults must apply when the key is absent.
+    .prefault({})
+    .describe('The local web console: approvals, activity, quarantine, servers, trash, policy'),
   max_tools_per_server: z.number().int().min(1).max(100_000).default(1000).describe('Tools taken from one downstream; past it the first ones are used and the rest reported'),
   profiles: z
     .record(

@@ -22,6 +22,8 @@ export interface PageRequest {
   readonly csrf: string;
   /** The console's path prefix, `/console`: every link and form action starts with it. */
   readonly base: string;
+  /** Who acts, in words for the store and the audit log: `the Bulkhead console (127.0.0.1)`. */
+  readonly actor: string;
 }
 
 /** What a POST did, shown at the top of the page it redirects back to. */
