@@ -211,15 +211,16 @@ describe('argument validation', () => {
 });
 
 describe('permission gate', () => {
-  it('refuses an ask when the client cannot elicit, naming the file, and runs nothing', async () => {
-    const { client, auditFile } = await start({ permissions: 'ask:\n  - demo:touch\n' });
+  it('holds an ask the client cannot confirm as a pending approval, and runs nothing until a human decides', async () => {
+    const { client, auditFile } = await start({ permissions: 'ask:\n  - demo:touch\napproval_wait_ms: 0\n' });
     const result = await client.callTool({ name: 'touch', arguments: { name: 'x' } });
     expect(result.isError).toBe(true);
+    const id = /\(approval ([a-z2-9]{8})\)/.exec(text(result))?.[1];
     expect(text(result).replaceAll(ws.root, '<ws>')).toBe(
-      'Permission denied: demo:touch must be confirmed: <ws>/.bulkhead/permissions.yaml line 2 lists it under ask (`demo:touch`). This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run. To allow it: move it from ask to allow in <ws>/.bulkhead/permissions.yaml.',
+      `demo:touch is waiting for a human's approval (approval ${id}); nothing was run yet. Approve it in the Bulkhead console (run \`bulkhead console --config <ws>/.bulkhead\` to open the console) or in a terminal: bulkhead approvals allow ${id} --config <ws>/.bulkhead. Then make the same call again (same tool, same arguments): it runs without asking again.`,
     );
     expect(effects).toEqual([]);
-    expect(auditLines(auditFile).at(-1)).toMatchObject({ tool: 'demo:touch', decision: 'deny', outcome: 'denied' });
+    expect(auditLines(auditFile).at(-1)).toMatchObject({ tool: 'demo:touch', decision: 'ask:pending', outcome: 'error', approval: { id } });
   });
 
   it('runs an ask the human allows once, showing the arguments and the tool\'s preview', async () => {

@@ -14,6 +14,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
+  ApprovalDesk,
   broadcastLog,
   CallAuditor,
   callerOf,
@@ -26,6 +27,7 @@ import {
   parseArguments,
   checkArgumentBounds,
   parseToolPattern,
+  principalOf,
   PREVIEW_BY_DRY_RUN,
   PREVIEW_META,
   toJsonSchema,
@@ -134,6 +136,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     gatewayTools: metaTools.map((tool) => tool.name),
   });
   const auditor = new CallAuditor(options.controlDir, GATEWAY_NAMESPACE, options.audit);
+  const desk = new ApprovalDesk(options.controlDir, GATEWAY_NAMESPACE);
   const validator = new ArgumentValidator();
   const hooks = new Hooks(options.hooks ?? { pre_tool: [], post_tool: [] }, options.hookCwd ?? process.cwd(), auditor);
   const corePatterns = options.toolPolicy.core_tools.map(parseToolPattern);
@@ -302,7 +305,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       validateMiddleware(validate),
       hooks.preToolMiddleware(entry.qualified, validate),
       protectedPathsMiddleware(entry, gate, downstream),
-      gateMiddleware(gate, { redactKeys: options.audit.redact_keys }),
+      gateMiddleware(gate, { redactKeys: options.audit.redact_keys, desk }),
       errorMiddleware,
       limitMiddleware(options.limits),
       untrustedResultsMiddleware(entry, downstream),
@@ -347,7 +350,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         }
       : undefined;
 
-  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'>, gate: GateMode): Promise<CallToolResult> => {
+  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'principal' | 'clientCanElicit' | 'sessionApprovals'>, gate: GateMode): Promise<CallToolResult> => {
     const preview = dryRunPreview(entry, call.signal);
     const state: CallState = {
       target: {
@@ -362,6 +365,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       extra: call.extra,
       signal: call.signal,
       caller: call.caller,
+      principal: call.principal,
       clientCanElicit: call.clientCanElicit,
       ...(call.sessionApprovals ? { sessionApprovals: call.sessionApprovals } : {}),
       decision: 'none',
@@ -418,6 +422,8 @@ export function createGateway(options: GatewayOptions): Gateway {
         extra,
         signal: extra.signal,
         caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
+        // Whose identical retry may use a pending approval's decision.
+        principal: principalOf(extra.authInfo),
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
         // Reaches call_tool's calls too: its context's state is this object.
         sessionApprovals: approvals.for(extra.authInfo?.token),

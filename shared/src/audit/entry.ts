@@ -17,6 +17,8 @@ export const auditEntrySchema = z.object({
   error: z.string().optional(),
   duration_ms: z.number(),
   bytes_out: z.number().int().nonnegative(),
+  /** The pending approval a human decided for this call (or that it waits for), and who decided. */
+  approval: z.strictObject({ id: z.string(), by: z.string().optional() }).optional(),
   prev: z.string(),
   hash: z.string(),
 });

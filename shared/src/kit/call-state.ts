@@ -72,6 +72,8 @@ export interface CallState {
   /** Why nobody can confirm this call when that is not the client's doing (it did not come over MCP). */
   readonly unconfirmable?: string;
   decision: string;
+  /** The pending approval that decided this call, or that it waits for, for the audit line. */
+  approval?: { readonly id: string; readonly by?: string };
   result?: CallToolResult;
   /** The code of the ToolError that ended the call, for transports that map it (an HTTP status). */
   errorCode?: string;

@@ -170,6 +170,7 @@ export class CallAuditor {
         ...(error ? { error: error.slice(0, 500) } : {}),
         duration_ms: Math.round((performance.now() - started) * 10) / 10,
         bytes_out: resultBytes(result),
+        ...(state.approval ? { approval: state.approval } : {}),
       });
       const signer = entry && outcome === 'ok' ? this.signingKey() : undefined;
       if (entry && signer && this.log) {

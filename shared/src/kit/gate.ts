@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { ElicitResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Decision, PermissionGate } from '../permissions/gate.js';
+import { redactArguments } from '../audit/redact.js';
+import { ApprovalStoreUnavailable, type ApprovalDesk, type DeskAnswer } from '../approvals/desk.js';
+import type { ApprovalDecision } from '../approvals/types.js';
 import { errorMessage, ToolError } from '../errors.js';
 import { approvalPrompt, restMessage, SHOW_REST, TooManyKeysToShow, type ApprovalRequest } from './approval-prompt.js';
 import type { CallState, RiskAssessment } from './call-state.js';
@@ -19,6 +22,11 @@ export type GateMode =
 export interface GateOptions {
   /** Further argument keys whose values are secrets (audit.yaml's redact_keys), redacted in prompts too. */
   readonly redactKeys?: readonly string[];
+  /**
+   * The process's approval desk: a call the client cannot confirm becomes a pending approval a
+   * human decides elsewhere. Without one, such a call is refused.
+   */
+  readonly desk?: ApprovalDesk;
 }
 
 /** The choices of the approval form, by the value the client sends back. */
@@ -60,21 +68,32 @@ async function previewOf(state: CallState): Promise<ApprovalRequest['preview']> 
   }
 }
 
-async function askHuman(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions): Promise<Choice> {
+/** An always_ask entry wants every call confirmed; without a session there is nothing to remember an allow in. */
+function sessionOffered(state: CallState, decision: Decision): boolean {
+  return state.sessionApprovals !== undefined && !decision.alwaysAsk;
+}
+
+/** What the human is shown: the prompt, and the risk and preview it was made of. */
+async function promptFor(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions) {
+  const preview = state.target.preview ? await previewOf(state) : undefined;
   const prompt = approvalPrompt({
     qualifiedName: state.qualifiedName,
     reason: decision.reason,
     args: state.args,
     ...(assessment.reason ? { risk: assessment.reason } : {}),
-    ...(state.target.preview ? { preview: await previewOf(state) } : {}),
+    ...(preview ? { preview } : {}),
     ...(options.redactKeys ? { redactKeys: options.redactKeys } : {}),
   });
-  // An always_ask entry wants every call confirmed; without a session there is nothing to remember an allow in.
-  const sessionOffered = state.sessionApprovals !== undefined && !decision.alwaysAsk;
+  return { prompt, preview };
+}
+
+async function askHuman(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions): Promise<Choice> {
+  const { prompt } = await promptFor(state, decision, assessment, options);
+  const sessionOffer = sessionOffered(state, decision);
   // The first message, then, one at a time as the human asks for them, the parts of the rest.
   for (let shown = 0; ; shown++) {
     const moreOffered = shown < prompt.rest.length;
-    const choices: (keyof typeof APPROVAL_CHOICES)[] = ['once', ...(sessionOffered ? (['session'] as const) : []), ...(moreOffered ? (['more'] as const) : []), 'deny'];
+    const choices: (keyof typeof APPROVAL_CHOICES)[] = ['once', ...(sessionOffer ? (['session'] as const) : []), ...(moreOffered ? (['more'] as const) : []), 'deny'];
     const result = await state.extra.sendRequest(
       {
         method: 'elicitation/create',
@@ -103,6 +122,54 @@ async function askHuman(state: CallState, decision: Decision, assessment: RiskAs
   }
 }
 
+/**
+ * The second channel of `ask`, for a client without elicitation: the desk holds the call as a
+ * pending approval. `always` is offered only where the rule it writes would let the call run: an
+ * allow entry loses to deny, always_ask and ask entries, so only a call the autonomy table decided.
+ */
+function holdForApproval(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions, desk: ApprovalDesk, waitMs: number): Promise<DeskAnswer> {
+  const offers: ApprovalDecision[] = ['once', ...(sessionOffered(state, decision) ? (['session'] as const) : []), ...(decision.from === 'autonomy' ? (['always'] as const) : []), 'deny'];
+  const logger = `bulkhead-${desk.server}`;
+  const token = state.extra._meta?.progressToken;
+  return desk.hold({
+    tool: state.qualifiedName,
+    args: state.args,
+    caller: state.caller,
+    principal: state.principal,
+    reason: decision.reason,
+    offers,
+    waitMs,
+    signal: state.signal,
+    details: async () => {
+      const { prompt, preview } = await promptFor(state, decision, assessment, options);
+      return {
+        args: redactArguments(state.args, options.redactKeys),
+        prompt: prompt.message,
+        rest: prompt.rest,
+        ...(assessment.reason ? { risk: assessment.reason } : {}),
+        ...(preview ? { preview } : {}),
+      };
+    },
+    // The client may be gone by now; news of a held call is then of no use to anyone.
+    tell: (text) => void state.extra.sendNotification({ method: 'notifications/message', params: { level: 'warning', logger, data: text } }).catch(() => undefined),
+    ...(token !== undefined
+      ? { progress: (progress: number, message: string) => void state.extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => undefined) }
+      : {}),
+  });
+}
+
+/** The desk's answer applied: the call runs under the human's decision, or it is refused with the desk's words. */
+async function runApproved(state: CallState, next: () => Promise<void>, answer: DeskAnswer): Promise<void> {
+  state.approval = answer.approval;
+  if (answer.kind === 'refused') {
+    state.decision = answer.decision;
+    throw new ToolError(answer.message, answer.code);
+  }
+  if (answer.decision === 'session') state.sessionApprovals?.grant(state.qualifiedName);
+  state.decision = answer.decision === 'once' ? 'ask:approved' : `ask:${answer.decision}`;
+  return next();
+}
+
 /** The permission gate as a middleware: a denied call never reaches the tool. */
 export function gateMiddleware(mode: GateMode, options: GateOptions = {}): Middleware<CallState> {
   return async (state, next) => {
@@ -126,24 +193,41 @@ export function gateMiddleware(mode: GateMode, options: GateOptions = {}): Middl
         state.decision = 'allow:session';
         return next();
       }
-      if (!state.clientCanElicit()) {
+      // A human allowed the tool always in this process: the rule is in permissions.yaml, the loaded gate predates it.
+      const always = decision.from === 'autonomy' ? options.desk?.alwaysAllowed(state.qualifiedName) : undefined;
+      if (always) {
+        state.decision = 'allow:always';
+        state.approval = always;
+        return next();
+      }
+      const elicits = state.clientCanElicit();
+      // A direct HTTP call has nobody behind it to tell of a pending approval: it keeps its refusal.
+      const desk = elicits || state.unconfirmable !== undefined ? undefined : options.desk;
+      if (!elicits && !desk) {
         state.decision = 'deny';
         const why = state.unconfirmable ?? 'This client cannot show a confirmation prompt (it does not support MCP elicitation)';
         throw new ToolError(refusal(decision, `${why}, so nothing was run.`), 'denied');
       }
-      let choice: Choice;
+      let answer: DeskAnswer | Choice;
       try {
-        choice = await askHuman(state, decision, assessment, options);
+        answer = desk ? await holdForApproval(state, decision, assessment, options, desk, mode.permissions.approvalWaitMs) : await askHuman(state, decision, assessment, options);
       } catch (error) {
-        if (!(error instanceof TooManyKeysToShow)) throw error;
-        state.decision = 'deny';
-        throw new ToolError(`Permission denied: ${state.qualifiedName} cannot be put to the human: ${error.message}. Nothing was run; send fewer keys per call.`, 'denied');
+        if (error instanceof TooManyKeysToShow) {
+          state.decision = 'deny';
+          throw new ToolError(`Permission denied: ${state.qualifiedName} cannot be put to the human: ${error.message}. Nothing was run; send fewer keys per call.`, 'denied');
+        }
+        if (error instanceof ApprovalStoreUnavailable) {
+          state.decision = 'deny';
+          throw new ToolError(refusal(decision, `This client cannot show a confirmation prompt (it does not support MCP elicitation), and its pending approval could not be recorded (${error.message}), so nothing was run.`), 'denied');
+        }
+        throw error;
       }
-      if (choice === 'declined' || choice === 'deny') {
+      if (typeof answer !== 'string') return runApproved(state, next, answer);
+      if (answer === 'declined' || answer === 'deny') {
         state.decision = 'ask:declined';
         throw new ToolError(`Permission denied: the user declined ${state.qualifiedName}. Nothing was run.`, 'denied');
       }
-      if (choice === 'session') {
+      if (answer === 'session') {
         state.sessionApprovals?.grant(state.qualifiedName);
         state.decision = 'ask:session';
       } else state.decision = 'ask:approved';

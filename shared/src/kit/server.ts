@@ -28,6 +28,7 @@ import { errorResult } from './results.js';
 import { parseArguments } from './validate.js';
 import { principalOf } from './principal.js';
 import { ToolError } from '../errors.js';
+import { ApprovalDesk } from '../approvals/desk.js';
 import type { HttpExtensions } from '../transport/http-extensions.js';
 
 export interface ToolServerSpec<Caps> {
@@ -158,13 +159,15 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   const auditor = new CallAuditor(spec.controlDir, spec.namespace, spec.audit);
   const inFlight = new InFlightCalls();
   const connections = new Set<Server>();
+  // A server served alone holds the calls its clients cannot confirm; behind a gateway, the gateway does.
+  const desk = spec.gate.kind === 'self' ? new ApprovalDesk(spec.controlDir, spec.namespace) : undefined;
 
   const contextOf = (state: CallState) => ({ ...spec.capabilities, ...baseContext(state, spec.namespace) });
   const chainFor = (tool: AnyToolDefinition<Caps>) =>
     compose<CallState>([
       auditor.middleware(),
       validateMiddleware((state) => parseArguments(tool.input, state.rawArgs, state.qualifiedName, { maxBytes: spec.maxRequestBytes ?? DEFAULT_MAX_REQUEST_BYTES })),
-      gateMiddleware(spec.gate, { redactKeys: spec.audit.redact_keys }),
+      gateMiddleware(spec.gate, { redactKeys: spec.audit.redact_keys, ...(desk ? { desk } : {}) }),
       errorMiddleware,
       limitMiddleware(spec.limits),
       async (state) => {

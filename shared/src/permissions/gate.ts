@@ -3,7 +3,7 @@ import { ANY_ARGUMENT, parseToolPattern, type ArgumentMatcher, type ToolPattern 
 import { canonicalPathValue, isPathLikeName, isPathValue, pathValueForms } from '../paths/path-values.js';
 import { permissionsSchema, PERMISSIONS_FILE, type Autonomy, type Risk } from './schema.js';
 
-type ListName = 'allow' | 'ask' | 'deny' | 'always_ask';
+export type ListName = 'allow' | 'ask' | 'deny' | 'always_ask';
 
 interface Rule {
   readonly list: ListName;
@@ -27,6 +27,12 @@ export interface Decision {
   readonly remedy?: string;
   /** An always_ask entry decided: every such call is put to the human, and no allow for the session covers it. */
   readonly alwaysAsk?: true;
+  /**
+   * What decided: a list's entry, or the autonomy table. Only a call the autonomy table decided
+   * would run under an `allow:` entry for its tool (deny, always_ask and ask entries win over allow),
+   * so only such a call can be allowed always.
+   */
+  readonly from: ListName | 'autonomy';
 }
 
 const MATRIX: Record<Autonomy, Record<Risk, Decision['verdict']>> = {
@@ -41,6 +47,8 @@ export class PermissionGate {
     readonly file: string,
     readonly fileExists: boolean,
     readonly autonomy: Autonomy,
+    /** How long a call nobody can confirm over MCP waits for its pending approval (approval_wait_ms). */
+    readonly approvalWaitMs: number,
     private readonly rules: readonly Rule[],
     private readonly autonomyLine: number | undefined,
     private readonly allowLine: number | undefined,
@@ -55,7 +63,7 @@ export class PermissionGate {
       });
     }
     const lineIfSet = (key: string) => (loaded.sets([key]) ? loaded.lineOf([key]) : undefined);
-    return new PermissionGate(loaded.file, loaded.exists, loaded.value.autonomy, rules, lineIfSet('autonomy'), lineIfSet('allow'));
+    return new PermissionGate(loaded.file, loaded.exists, loaded.value.autonomy, loaded.value.approval_wait_ms, rules, lineIfSet('autonomy'), lineIfSet('allow'));
   }
 
   /**
@@ -65,7 +73,7 @@ export class PermissionGate {
   narrowedTo(ceiling: Autonomy): PermissionGate {
     const order: readonly Autonomy[] = ['read_only', 'supervised', 'full'];
     const autonomy = order.indexOf(ceiling) < order.indexOf(this.autonomy) ? ceiling : this.autonomy;
-    return new PermissionGate(this.file, this.fileExists, autonomy, this.rules, this.autonomyLine, this.allowLine);
+    return new PermissionGate(this.file, this.fileExists, autonomy, this.approvalWaitMs, this.rules, this.autonomyLine, this.allowLine);
   }
 
   private where(line: number | undefined): string {
@@ -101,6 +109,7 @@ export class PermissionGate {
         verdict: 'deny',
         reason: `${name} is denied by ${this.where(denied.line)} (\`${denied.pattern.source}\`)`,
         remedy: `remove or narrow that deny entry`,
+        from: 'deny',
       };
     }
     const alwaysAsk = this.firstMatch('always_ask', subject);
@@ -110,6 +119,7 @@ export class PermissionGate {
         reason: `${name} must be confirmed: ${this.where(alwaysAsk.line)} lists it under always_ask (\`${alwaysAsk.pattern.source}\`)`,
         remedy: `remove that always_ask entry and add \`${name}\` under allow: in ${this.file}`,
         alwaysAsk: true,
+        from: 'always_ask',
       };
     }
     const ask = this.firstMatch('ask', subject);
@@ -118,12 +128,13 @@ export class PermissionGate {
         verdict: 'ask',
         reason: `${name} must be confirmed: ${this.where(ask.line)} lists it under ask (\`${ask.pattern.source}\`)`,
         remedy: `move it from ask to allow in ${this.file}`,
+        from: 'ask',
       };
     }
     const byMatrix = MATRIX[this.autonomy][subject.risk];
     const allowed = this.firstMatch('allow', subject);
     if (allowed && !(this.autonomy === 'read_only' && subject.risk !== 'low')) {
-      return { verdict: 'allow', reason: `${name} is allowed by ${this.where(allowed.line)} (\`${allowed.pattern.source}\`)` };
+      return { verdict: 'allow', reason: `${name} is allowed by ${this.where(allowed.line)} (\`${allowed.pattern.source}\`)`, from: 'allow' };
     }
     const autonomySource = this.autonomyLine
       ? this.where(this.autonomyLine)
@@ -131,14 +142,15 @@ export class PermissionGate {
         ? `the default; ${this.file} does not set autonomy`
         : `the default; there is no ${this.file}`;
     const reason = `${name} is ${subject.risk} risk and autonomy is ${this.autonomy} (${autonomySource})`;
-    if (byMatrix === 'allow') return { verdict: 'allow', reason };
+    if (byMatrix === 'allow') return { verdict: 'allow', reason, from: 'autonomy' };
     if (this.autonomy === 'read_only') {
-      return { verdict: 'deny', reason, remedy: `set autonomy: supervised or full in ${this.file}` };
+      return { verdict: 'deny', reason, remedy: `set autonomy: supervised or full in ${this.file}`, from: 'autonomy' };
     }
     return {
       verdict: byMatrix,
       reason,
       remedy: `add \`${name}\` under allow: in ${this.file}${this.allowLine ? ` (the allow list is at line ${this.allowLine})` : this.fileExists ? '' : ' (create the file)'}`,
+      from: 'autonomy',
     };
   }
 }
