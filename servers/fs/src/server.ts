@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { createToolServer, DEFAULT_OUTPUT_LIMITS, keysFolderGlobs, loadYamlFile, Roots, type CommonOptions, type ToolServer } from '@bulkhead/core';
+import { createToolServer, DEFAULT_OUTPUT_LIMITS, loadYamlFile, privateControlFolderGlobs, Roots, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { FsCapabilities } from './context.js';
 import { chooseSearchEngine } from './lib/search-engine.js';
 import { DenyInodes } from './lib/deny-inodes.js';
@@ -25,10 +25,9 @@ export function loadFsPolicy(controlDir: string): FsPolicy {
 export function createFsServer(options: FsServerOptions): ToolServer {
   const policy = options.policy ?? loadFsPolicy(options.controlDir);
   const roots = [...options.roots, ...policy.roots.map((root) => resolve(options.roots[0]!, root))];
-  // The control plane's keys are credentials whatever deny_read says.
-  const keysRead = keysFolderGlobs(roots, options.controlDir);
-  const denyRead = [...policy.deny_read, ...keysRead];
-  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead: policy.deny_read, denyReadSource: FS_POLICY_FILE, keysRead });
+  const paths = new Roots(roots, { controlDir: options.controlDir, denyRead: policy.deny_read, denyReadSource: FS_POLICY_FILE });
+  // The control plane's private folders (keys/, approvals/) are kept from searches whatever deny_read says.
+  const denyRead = [...policy.deny_read, ...privateControlFolderGlobs(paths.real, options.controlDir)];
   return createToolServer<FsCapabilities>({
     namespace: 'fs',
     version: FS_VERSION,

@@ -5,3 +5,4 @@ export * from './files.js';
 export * from './tree.js';
 export * from './move.js';
 export * from './path-values.js';
+export * from './private-folders.js';

@@ -2,6 +2,7 @@ import { constants, fstatSync, promises as fsp, readlinkSync, realpathSync, stat
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../errors.js';
 import { PathGlobSet } from './globs.js';
+import { privateControlFolderGlobs, privateControlFolderPaths, privateFolderRefusal, type PrivateControlFolder } from './private-folders.js';
 import { WRITE_PROTECTED_GLOBS } from './protected.js';
 
 declare const confinedBrand: unique symbol;
@@ -20,8 +21,6 @@ export interface RootsOptions {
   readonly denyRead: readonly string[];
   /** Name of the policy file that holds `denyRead`, for error messages. */
   readonly denyReadSource?: string;
-  /** Globs of the control plane's keys (`keysFolderGlobs`): denied to reads as well, whatever `denyRead` says. */
-  readonly keysRead?: readonly string[];
   /** Globs added to the protected set for writes (they can add to it, never remove from it). */
   readonly protectWrite?: readonly string[];
   /** Name of the policy file that holds `protectWrite`, for error messages. */
@@ -45,6 +44,8 @@ export class Roots {
   private readonly writeProtected: PathGlobSet;
   private readonly extraProtected: ReadonlySet<string>;
   readonly controlDir: string;
+  /** Every absolute form of the control plane's private folders (`keys/`, `approvals/`): no read reaches them, whatever `denyRead` says. */
+  private readonly privateFolders: readonly { readonly folder: PrivateControlFolder; readonly path: string }[];
 
   constructor(
     roots: readonly string[],
@@ -63,7 +64,8 @@ export class Roots {
       if (!statSync(real).isDirectory()) throw new ToolError(`root ${absolute} is not a folder`);
       return real;
     });
-    this.denyRead = new PathGlobSet([...options.denyRead, ...(options.keysRead ?? [])]);
+    this.privateFolders = privateControlFolderPaths(options.controlDir);
+    this.denyRead = new PathGlobSet([...options.denyRead, ...privateControlFolderGlobs([...this.real, ...this.given], options.controlDir)]);
     const extra = (options.protectWrite ?? []).filter((glob) => !WRITE_PROTECTED_GLOBS.includes(glob));
     this.writeProtected = new PathGlobSet([...WRITE_PROTECTED_GLOBS, ...extra], { ignoreCase: true });
     this.extraProtected = new Set(extra);
@@ -126,7 +128,11 @@ export class Roots {
   async confine(input: string, purpose: PathPurpose): Promise<ConfinedPath> {
     this.checkShape(input);
     const absolute = this.absoluteInside(input);
-    const real = await resolveReal(absolute, purpose);
+    // Before anything is looked up: whether a file in a private folder exists is itself kept from the model.
+    if (purpose === 'read') this.checkPrivate(input, absolute);
+    const real = await resolveReal(absolute, purpose, (missing) => {
+      if (purpose === 'read') this.checkPrivate(input, missing);
+    });
     if (!this.rootOf(real)) {
       throw new ToolError(`${input} resolves through a symlink to ${real}, which is outside the allowed roots (${this.describeRoots()})`, 'outside_roots');
     }
@@ -149,6 +155,24 @@ export class Roots {
     return (relativeToFolder) => check.match(`${prefix}/${relativeToFolder}`) === undefined;
   }
 
+  /** The private folder of the control plane (`keys`, `approvals`) that holds an absolute path, if any. */
+  privateFolderOf(absolute: string): PrivateControlFolder | undefined {
+    return this.privateFolders.find((form) => isInside(form.path, absolute))?.folder;
+  }
+
+  /**
+   * The private folders as deny_read globs anchored at `folder` (a search's own folder, where the
+   * root-anchored globs would not match), for search engines: they never open a file there.
+   */
+  privateGlobsFrom(folder: string): string[] {
+    return privateControlFolderGlobs([folder], this.options.controlDir);
+  }
+
+  private checkPrivate(input: string, absolute: string): void {
+    const folder = this.privateFolderOf(absolute);
+    if (folder !== undefined) throw new ToolError(privateFolderRefusal(input, folder), 'protected');
+  }
+
   /** The deny_read glob that keeps a real path from being read, if any. */
   readDenial(real: string): string | undefined {
     return this.denyRead.match(this.relativeToRoot(real));
@@ -158,8 +182,8 @@ export class Roots {
   checkProtected(input: string, real: string, purpose: PathPurpose): void {
     const rel = this.relativeToRoot(real);
     if (purpose === 'read') {
+      this.checkPrivate(input, real);
       const glob = this.readDenial(real);
-      if (glob && this.options.keysRead?.includes(glob)) throw new ToolError(`${input} is in the control-plane folder's keys (bearer tokens, signing keys); it cannot be read`, 'protected');
       if (glob) {
         throw new ToolError(`${input} is a protected secret (matches \`${glob}\` in deny_read${this.options.denyReadSource ? ` of ${this.options.denyReadSource}` : ''}); it cannot be read`, 'protected');
       }
@@ -252,7 +276,7 @@ function resolveControlDir(dir: string): string {
  * realpath of the longest existing prefix, with the rest appended. A dangling symlink on the way
  * is refused: following it later could create or read something outside the roots.
  */
-async function resolveReal(absolute: string, purpose: PathPurpose): Promise<string> {
+async function resolveReal(absolute: string, purpose: PathPurpose, beforeNotFound: (real: string) => void = () => undefined): Promise<string> {
   try {
     return await fsp.realpath(absolute);
   } catch (error) {
@@ -273,6 +297,7 @@ async function resolveReal(absolute: string, purpose: PathPurpose): Promise<stri
         throw new ToolError(`${current} is a dangling symlink (-> ${target}); it is refused rather than followed`, 'dangling_symlink');
       });
       const real = join(base, ...missing.reverse());
+      beforeNotFound(real);
       if (purpose === 'read') throw new ToolError(`${absolute} does not exist`, 'not_found');
       return real;
     } catch (error) {

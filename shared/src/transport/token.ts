@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, realpathSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmdirSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { isLoopback } from './http.js';
 import { readTokenFile, UsageError } from './options.js';
 
@@ -134,31 +134,5 @@ export function discardMadeToken(auth: HttpAuth): void {
       return;
     }
     if (folder === auth.madeFolder) return;
-  }
-}
-
-/**
- * The deny_read globs, one per root that holds it, of the control-plane folder's `keys/` (the
- * HTTP bearer tokens, the receipt signing key): credentials that no reading tool may return,
- * whatever a policy's deny_read says. Empty when the control-plane folder lies outside the roots.
- */
-export function keysFolderGlobs(roots: readonly string[], controlDir: string): string[] {
-  const keys = join(resolve(controlDir), 'keys');
-  const globs = new Set<string>();
-  for (const root of roots) {
-    for (const form of [resolve(root), realpathOrSelf(resolve(root))]) {
-      const inside = relative(form, keys);
-      // Anchored at the root (a leading `/`), so that no other folder named like it is hidden.
-      if (inside !== '' && !inside.startsWith('..') && !isAbsolute(inside)) globs.add(`/${inside.split(sep).join('/')}`);
-    }
-  }
-  return [...globs];
-}
-
-function realpathOrSelf(path: string): string {
-  try {
-    return realpathSync(path);
-  } catch {
-    return path;
   }
 }

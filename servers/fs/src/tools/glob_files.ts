@@ -36,12 +36,13 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
         pattern: args.pattern,
         hidden: args.hidden,
         respectGitignore: !args.include_ignored,
-        denyRead: ctx.denyRead,
+        // The root-anchored globs miss the private folders when the search runs inside the control-plane folder.
+        denyRead: [...ctx.denyRead, ...ctx.paths.privateGlobsFrom(folder)],
         timeoutMs: ctx.limits.grep_timeout_ms,
         signal: ctx.signal,
       });
       const allowed = ctx.paths.searchResultFilter(folder);
-      const found = outcome.paths.filter(allowed);
+      const found = outcome.paths.filter((path) => allowed(path) && ctx.paths.privateFolderOf(join(folder, path)) === undefined);
       // The walk saw these names by path; each is looked at again beneath the pinned folder, one
       // component at a time and never through a symlink, so a folder swapped during the walk
       // cannot bring in names from outside the roots. That lstat gives the times too.

@@ -70,7 +70,8 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       ...(args.glob ? { glob: args.glob } : {}),
       ...(args.type ? { type: args.type } : {}),
       hidden: args.hidden,
-      denyRead: ctx.denyRead,
+      // The root-anchored globs miss the private folders when the search runs inside the control-plane folder.
+      denyRead: [...ctx.denyRead, ...ctx.paths.privateGlobsFrom(searchDir)],
       denyInodes: ctx.denyInodes,
       maxLineChars: ctx.limits.line_max_chars,
       maxRecords: Math.max(MAX_COLLECTED, args.offset + headLimit),
@@ -78,7 +79,7 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       signal: ctx.signal,
     }).finally(() => folder.close());
     const allowed = ctx.paths.searchResultFilter(searchDir);
-    const files = outcome.files.filter((file) => allowed(file.path)).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const files = outcome.files.filter((file) => allowed(file.path) && ctx.paths.privateFolderOf(join(searchDir, file.path)) === undefined).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     const prefix = shownDir === '.' || shownDir === '' ? '' : relative(ctx.paths.primary, searchDir).startsWith('..') ? searchDir : shownDir;
     const lines = files.flatMap((file) => formatFile(file, args.output_mode, prefix, args.context > 0));
     const page = lines.slice(args.offset, args.offset + headLimit);

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { readlinkSync, type Dirent } from 'node:fs';
 import { z } from 'zod';
-import { defineTool, READ_ONLY_LOCAL, formatBytes, isInside, textName, textReply } from '@bulkhead/core';
+import { defineTool, READ_ONLY_LOCAL, formatBytes, isInside, PRIVATE_CONTROL_FOLDERS, textName, textReply } from '@bulkhead/core';
 import type { FsCapabilities } from '../context.js';
 import { Beneath, pinFolder, readPinned, type PinnedFolder } from '../lib/beneath.js';
 
@@ -58,7 +58,11 @@ export const listFiles = defineTool<FsCapabilities, typeof input>({
         for (const entry of entries.slice(0, maxEntries)) {
           const shown = textName(entry.name, TREE_SYNTAX);
           const info = beneath.lstat(entry.name);
-          if (info === undefined) {
+          // Shown by name (the layout is documented) but never opened: what they hold, even how many, stays unknown.
+          const privateFolder = ctx.paths.privateFolderOf(join(real, entry.name));
+          if (privateFolder !== undefined) {
+            out.push(`${indent}${shown}${info?.isDirectory() ? '/' : ''} (${PRIVATE_CONTROL_FOLDERS[privateFolder].listedAs})`);
+          } else if (info === undefined) {
             out.push(`${indent}${shown} (gone)`);
           } else if (info.isDirectory()) {
             const skip = NOT_DESCENDED.has(entry.name);
@@ -82,7 +86,10 @@ export const listFiles = defineTool<FsCapabilities, typeof input>({
               // gone or changed: shown as "?"
             }
             const inside = target !== '?' && ctx.paths.real.some((root) => isInside(root, resolve(real, target)));
-            out.push(`${indent}${shown} -> ${textName(target)}${inside ? '' : ' (outside the roots)'}`);
+            // A link into a private folder is not followed by any tool; its text would still name what lies there.
+            const linkedPrivate = target === '?' ? undefined : ctx.paths.privateFolderOf(resolve(real, target));
+            if (linkedPrivate !== undefined) out.push(`${indent}${shown} -> (${PRIVATE_CONTROL_FOLDERS[linkedPrivate].listedAs})`);
+            else out.push(`${indent}${shown} -> ${textName(target)}${inside ? '' : ' (outside the roots)'}`);
           } else if (info.isFile()) {
             out.push(`${indent}${shown} (${formatBytes(info.size)})`);
           } else {
