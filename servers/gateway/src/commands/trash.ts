@@ -20,8 +20,8 @@ export interface TrashOutput {
   readonly stderr: readonly string[];
 }
 
-/** The trash of the fs_write compartment, with the same roots and protected set it writes under. */
-function openTrash(setup: GatewaySetup): { trash: Trash; roots: () => Roots; policy: z.output<typeof trashSettingsSchema> } {
+/** The trash of the fs_write compartment, with the same roots and protected set it writes under (the console's Trash page too). */
+export function openTrash(setup: GatewaySetup): { trash: Trash; roots: () => Roots; policy: z.output<typeof trashSettingsSchema> } {
   const policy = loadYamlFile(setup.controlDir, FS_WRITE_POLICY_FILE, trashSettingsSchema).value;
   const first = setup.roots[0]!;
   return {

@@ -1,0 +1,144 @@
+import { html } from 'hono/html';
+import { z } from 'zod';
+import { neutralizeInvisible } from '@bulkhead/core';
+import { definitionLines, sideBySide } from '../definition-diff.js';
+import type { ActionOutcome, ConsolePage, ConsoleSources, Html, PageRequest } from '../page.js';
+import { actionForm } from '../page-parts.js';
+import { definitionHash, definitionSubject, PinStore, PINS_FILE, type PinnedDefinition, type PinView } from '../../pins.js';
+import { describeQuarantine } from '../../treatment.js';
+
+const SLUG = 'quarantine';
+
+/** A tool waiting for a human, with both definitions as the page shows them. */
+interface Waiting {
+  readonly qualified: string;
+  /** Why it waits, in one line. */
+  readonly why: string;
+  readonly findings: readonly string[];
+  /** The definition in use, when there is one (a changed tool). */
+  readonly before?: PinnedDefinition;
+  readonly after: PinnedDefinition;
+  /** The hash of `after`: what Approve approves, and nothing else. */
+  readonly pendingSha256: string;
+}
+
+/** Why a tool waits, from its pin alone (no gateway runs to have scanned it). */
+function pinnedWhy(view: PinView): string {
+  if (view.sha256 === undefined) return `${view.qualified} was held back on first sight (its definition looked suspicious, or approve_new_tools in bulkhead.yaml holds new tools back)`;
+  if (view.sha256 === view.pendingSha256) return `${view.qualified} has a definition that looked suspicious to the scanner and no human approved it yet`;
+  return `${view.qualified} changed its definition since it was approved`;
+}
+
+function fromPin(view: PinView & { pendingSha256: string }): Waiting {
+  const changed = view.sha256 !== undefined && view.sha256 !== view.pendingSha256;
+  return {
+    qualified: view.qualified,
+    why: pinnedWhy(view),
+    findings: [],
+    ...(changed && view.definition ? { before: view.definition } : {}),
+    after: view.pendingDefinition ?? { missing: 'not kept' },
+    pendingSha256: view.pendingSha256,
+  };
+}
+
+/** The live gateway's quarantine first (with the scanner's findings), then what only the pin file says waits. */
+function waitingTools(sources: ConsoleSources, pins: PinStore): Waiting[] {
+  const live = (sources.gateway?.catalog.quarantinedTools() ?? []).map((held): Waiting => {
+    const view = pins.view(held.entry.qualified);
+    const changed = held.reason === 'changed' && view?.definition !== undefined;
+    return {
+      qualified: held.entry.qualified,
+      why: describeQuarantine(held),
+      findings: held.entry.findings,
+      ...(changed ? { before: view!.definition! } : {}),
+      after: { kept: definitionSubject(held.entry.definition) },
+      pendingSha256: definitionHash(held.entry.definition),
+    };
+  });
+  const seen = new Set(live.map((tool) => tool.qualified));
+  const pinned = pins
+    .waiting()
+    .filter((view): view is PinView & { pendingSha256: string } => view.pendingSha256 !== undefined && !seen.has(view.qualified))
+    .map(fromPin);
+  return [...live, ...pinned];
+}
+
+function cell(side: { line: number; text: string; changed: boolean } | undefined, mark: 'del' | 'add'): Html {
+  if (!side) return html`<td class="ln"></td><td class="code"></td>`;
+  return html`<td class="ln">${side.line}</td><td class="code">${side.changed ? html`<span class="${mark}">${side.text}</span>` : side.text}</td>`;
+}
+
+function definitionView(tool: Waiting): Html {
+  if ('missing' in tool.after) return html`<p class="muted">The definition waiting is not kept in ${PINS_FILE} (${tool.after.missing}); it is shown once the gateway runs.</p>`;
+  const after = definitionLines(tool.after.kept);
+  if (!tool.before) {
+    return html`<h3>The definition waiting for approval</h3><pre class="definition">${after.join('\n')}</pre>`;
+  }
+  if ('missing' in tool.before) {
+    return html`<p class="muted">The approved definition cannot be shown: ${tool.before.missing}.</p><h3>The new definition</h3><pre class="definition">${after.join('\n')}</pre>`;
+  }
+  const diff = sideBySide(definitionLines(tool.before.kept), after);
+  return html`<p>${diff.removed} line${diff.removed === 1 ? '' : 's'} removed, ${diff.added} added (marked).</p>
+<table class="side-by-side diff">
+<thead><tr><th colspan="2">approved definition</th><th colspan="2">new definition</th></tr></thead>
+<tbody>${diff.rows.map((row) => html`<tr>${cell(row.before, 'del')}${cell(row.after, 'add')}</tr>`)}</tbody>
+</table>`;
+}
+
+function toolCard(tool: Waiting, request: PageRequest): Html {
+  const fields = { tool: tool.qualified, sha256: tool.pendingSha256 };
+  return html`<section class="card quarantined" data-tool="${tool.qualified}">
+<h2><code>${tool.qualified}</code></h2>
+<p class="why">${neutralizeInvisible(tool.why)}</p>
+${tool.findings.length > 0 ? html`<p>What looks aimed at the model:</p><ul class="findings">${tool.findings.map((finding) => html`<li>${neutralizeInvisible(finding)}</li>`)}</ul>` : ''}
+${definitionView(tool)}
+<p class="muted">Approving accepts exactly this definition (sha256 <code>${tool.pendingSha256}</code>); if it changes again first, the approval is refused.</p>
+<div class="decisions">
+${actionForm(request, { slug: SLUG }, 'approve', fields, html`<button type="submit" class="allow">Approve this definition</button>`)}
+${actionForm(request, { slug: SLUG }, 'keep', fields, html`<button type="submit" class="deny">Keep quarantined</button>`)}
+</div>
+</section>`;
+}
+
+function render(sources: ConsoleSources, request: PageRequest): Html {
+  const waiting = waitingTools(sources, new PinStore(sources.controlDir));
+  const source = sources.gateway ? '' : html`<p class="muted">No gateway serves this console: these are the tools ${PINS_FILE} says wait for a human (the scanner's findings are shown when the gateway runs).</p>`;
+  if (waiting.length === 0) return html`${source}<p>No tool is quarantined.</p>`;
+  return html`${source}${waiting.map((tool) => toolCard(tool, request))}`;
+}
+
+const reviewedSchema = z.object({
+  tool: z.string().min(1).max(200),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+});
+
+async function approve(sources: ConsoleSources, form: URLSearchParams): Promise<ActionOutcome> {
+  const reviewed = reviewedSchema.safeParse({ tool: form.get('tool'), sha256: form.get('sha256') });
+  if (!reviewed.success) return { ok: false, message: 'The form did not say which tool and definition to approve; nothing was approved.' };
+  const { tool, sha256 } = reviewed.data;
+  const pins = new PinStore(sources.controlDir);
+  const pending = pins.view(tool)?.pendingSha256;
+  if (pending === undefined) return { ok: false, message: `${tool} has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.` };
+  if (pending !== sha256 || !pins.approve(tool, sha256)) {
+    return { ok: false, message: `The definition of ${tool} changed again since this page was shown; nothing was approved. Review the definition shown now.` };
+  }
+  return { ok: true, message: `Approved the definition of ${tool} that was shown (sha256 ${sha256.slice(0, 12)}…); the gateway uses it from now on.` };
+}
+
+async function keep(_sources: ConsoleSources, form: URLSearchParams): Promise<ActionOutcome> {
+  const reviewed = reviewedSchema.safeParse({ tool: form.get('tool'), sha256: form.get('sha256') });
+  const tool = reviewed.success ? reviewed.data.tool : 'The tool';
+  return { ok: true, message: `${tool} stays quarantined: its calls are refused until its definition is approved.` };
+}
+
+/**
+ * Tools whose definition changed, looks suspicious or is new, with the difference, to approve or
+ * keep quarantined. Not live: a definition that changed again must not replace the one a human is
+ * reading (the form approves the hash of what was rendered, and a refusal says it changed).
+ */
+export const quarantinePage: ConsolePage = {
+  slug: SLUG,
+  title: 'Quarantine',
+  render,
+  actions: { approve, keep },
+};
