@@ -1,0 +1,18 @@
+/** `HH:MM:SS UTC` of an ISO time. */
+export function clockTime(iso: string): string {
+  return `${iso.slice(11, 19)} UTC`;
+}
+
+/** `YYYY-MM-DD HH:MM UTC` of an ISO time. */
+export function minuteTime(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/**
+ * One line of plain text, at most `longest` characters: who decided is written into replies,
+ * the audit log and a YAML comment, where a line break would start a line of its own.
+ */
+export function oneLine(text: string, longest = 200): string {
+  const flat = text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
+  return flat.length > longest ? `${flat.slice(0, longest - 1)}…` : flat;
+}
