@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { createToolServer, DEFAULT_OUTPUT_LIMITS, errorMessage, loadYamlFile, Roots, ToolError, type CommonOptions, type RiskAssessment, type RiskAssessor, type ToolServer } from '@bulkhead/core';
+import { createToolServer, DEFAULT_OUTPUT_LIMITS, errorMessage, loadYamlFile, PRIVATE_CONTROL_FOLDERS, privateControlFolderPaths, Roots, ToolError, type CommonOptions, type RiskAssessment, type RiskAssessor, type ToolServer } from '@bulkhead/core';
 import { CommandClassifier, type Classification } from './classify/classify.js';
 import type { ShellCapabilities } from './context.js';
 import { checkoutMaker } from './lib/checkout.js';
@@ -42,7 +42,25 @@ const GIT_PROGRAM_SOURCES = ['config', 'hooks', 'info'];
 
 function sandboxSpec(policy: ShellPolicy, roots: readonly string[], controlDir: string): SandboxSpec {
   const gitParts = roots.flatMap((root) => GIT_PROGRAM_SOURCES.map((part) => join(root, '.git', part))).filter((path) => existsSync(path));
-  return { kind: policy.sandbox, network: policy.network, writable: roots, readOnly: [controlDir, ...gitParts], secret: [join(controlDir, 'keys')], tmpfsBytes: policy.limits.tmpfs_max_bytes };
+  const secret = [...new Set(privateControlFolderPaths(controlDir).map((form) => form.path))];
+  return { kind: policy.sandbox, network: policy.network, writable: roots, readOnly: [controlDir, ...gitParts], secret, tmpfsBytes: policy.limits.tmpfs_max_bytes };
+}
+
+/**
+ * Makes the private folders (mode 0700) of an existing control-plane folder before a sandboxed
+ * command starts: one made later (the first pending approval, the console's first start) would
+ * otherwise show through the folder's read-only bind while the command runs, where no empty
+ * folder was mounted over it.
+ */
+function makePrivateFolders(controlDir: string): void {
+  if (!existsSync(controlDir)) return;
+  for (const { name } of Object.values(PRIVATE_CONTROL_FOLDERS)) {
+    try {
+      mkdirSync(join(controlDir, name), { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }
 
 /** How this server contains commands, in one line (start-up message and instructions). */
@@ -112,6 +130,7 @@ export function createShellServer(options: ShellServerOptions): ToolServer {
   const sandbox = (): SandboxSpec => {
     const probe = probeSandbox(spec.kind, environment['PATH']);
     if (!probe.available) throw new ToolError(`Refused: shell_policy.yaml asks for the bubblewrap sandbox, which is unavailable here: ${probe.reason}. To fix: ${probe.fix}. Nothing was run.`, 'sandbox_unavailable');
+    if (spec.kind === 'bubblewrap') makePrivateFolders(paths.controlDir);
     return sandboxSpec(policy, paths.real, paths.controlDir);
   };
   let server: ToolServer | undefined;

@@ -9,8 +9,8 @@ export interface SandboxSpec {
   /** Folders inside the writable ones that stay read-only (the control-plane folder). */
   readonly readOnly: readonly string[];
   /**
-   * Folders emptied last, over the read-only ones (bubblewrap only): the control plane's `keys/`
-   * (HTTP bearer tokens, the receipt signing key), which a command must not read.
+   * Folders emptied last, over the read-only ones (bubblewrap only): the control plane's private
+   * folders (`keys/`: credentials; `approvals/`: pending approvals), which a command must not read.
    */
   readonly secret?: readonly string[];
   /**
