@@ -114,8 +114,11 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   app.use('*', async (c, next) => {
     const own = options.address();
     if (own === undefined || (c.req.header('host') ?? '').toLowerCase() !== own.toLowerCase()) return text(c, 421, REFUSALS.host);
+    // With Referrer-Policy no-referrer a browser sends `Origin: null` even on its own forms; its
+    // Sec-Fetch-Site, which no page can set, then says whether the form was the console's.
     const origin = c.req.header('origin');
-    if (origin !== undefined && origin !== `http://${own}`) return text(c, 403, REFUSALS.origin);
+    const ownNull = origin === 'null' && c.req.header('sec-fetch-site') === 'same-origin';
+    if (origin !== undefined && origin !== `http://${own}` && !ownNull) return text(c, 403, REFUSALS.origin);
     if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && c.req.method !== 'POST') return text(c, 405, REFUSALS.method);
     return next();
   });

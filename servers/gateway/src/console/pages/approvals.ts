@@ -38,7 +38,7 @@ function when(iso: string, now: number): Html {
 /** A diff's lines, each marked: added, removed, hunk header, or context. */
 function diff(text: string): Html {
   return html`<pre class="diff">${text.split('\n').map((line) => {
-    if (/^(\+\+\+|---)( |$)/.test(line) || line.startsWith('@@')) return html`<span class="hunk">${line}</span>`;
+    if (/^(\+\+\+|---)( |$)/.test(line) || line.startsWith('@@') || line.startsWith('```')) return html`<span class="hunk">${line}</span>`;
     if (line.startsWith('+')) return html`<span class="add">${line}</span>`;
     if (line.startsWith('-')) return html`<span class="del">${line}</span>`;
     return html`${line}\n`;
@@ -49,6 +49,14 @@ function preview(approval: PendingApproval): Html {
   if (!approval.preview) return html``;
   if ('failed' in approval.preview) return html`<h3>What will happen</h3><p class="muted">The tool could not preview this call: ${approval.preview.failed}</p>`;
   return html`<h3>What will happen (the tool's preview)</h3>${diff(approval.preview.text)}`;
+}
+
+/** The preview's paragraph of the prompt, which the page shows marked up on its own. */
+const PROMPT_PREVIEW = /\n\nWhat will happen \(the tool's preview\):\n[\s\S]*?(?=\n\n|$)/;
+
+/** The prompt as the page shows it: without the preview when the page shows that itself. */
+function promptText(approval: PendingApproval): string {
+  return approval.preview && 'text' in approval.preview ? approval.prompt.replace(PROMPT_PREVIEW, '') : approval.prompt;
 }
 
 function decisionForm(approval: PendingApproval, request: PageRequest): Html {
@@ -70,7 +78,7 @@ function pendingCard(approval: PendingApproval, request: PageRequest, now: numbe
 ${approval.risk ? html`<dt>Risk</dt><dd>${approval.risk}</dd>` : ''}
 </dl>
 <h3>The call</h3>
-<pre class="prompt">${approval.prompt}</pre>
+<pre class="prompt">${promptText(approval)}</pre>
 ${approval.rest.length
   ? html`<details id="rest-${approval.id}"><summary>The values the prompt cuts, in full (${approval.rest.length})</summary>${approval.rest.map((value) => html`<pre>${value}</pre>`)}</details>`
   : ''}
