@@ -225,6 +225,13 @@ describe('Quarantine, from the pin file (no gateway)', () => {
       message: 'changing:greet has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.',
     });
     expect(await rendered(quarantinePage, sources)).toContain('<p>No tool is quarantined.</p>');
+    // Each decision is in the gateway's audit chain, by the console's actor, with the hash it was about.
+    const audited = readFileSync(join(controlDir, 'audit', 'gateway.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(audited.map(({ tool, caller, decision, outcome, args }) => ({ tool, caller, decision, outcome, args }))).toEqual([
+      { tool: 'pin:changing:greet', caller: 'the Bulkhead console (test)', decision: 'not approved', outcome: 'error', args: { definition_sha256: shown } },
+      { tool: 'pin:changing:greet', caller: 'the Bulkhead console (test)', decision: 'not approved', outcome: 'ok', args: { definition_sha256: now } },
+      { tool: 'pin:changing:greet', caller: 'the Bulkhead console (test)', decision: 'approved', outcome: 'ok', args: { definition_sha256: now } },
+    ]);
   });
 
   it('shows a tool held back on first sight with its one definition', async () => {

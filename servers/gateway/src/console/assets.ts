@@ -66,4 +66,11 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 .muted { color: var(--muted); }
 footer { padding: .6rem 1.2rem; color: var(--muted); font-size: 13px; }
+.side-by-side { table-layout: fixed; font: 13px/1.4 ui-monospace, monospace; }
+.side-by-side td { border-bottom: none; padding: 0 .4rem; }
+.side-by-side col.ln { width: 3.2em; }
+.side-by-side td.ln { text-align: right; color: var(--muted); }
+.side-by-side td.code { white-space: pre-wrap; overflow-wrap: anywhere; }
+.nowrap { white-space: nowrap; }
+form.filters { display: flex; gap: .8rem; flex-wrap: wrap; align-items: end; margin: 0 0 .8rem; }
 `;

@@ -49,14 +49,14 @@ const shown = (text: string) => neutralizeInvisible(text);
 
 function row(record: CallRecord) {
   return html`<tr>
-<td>${timeText(record.time)}</td>
+<td class="nowrap">${timeText(record.time)}</td>
 <td>${shown(record.server)}</td>
 <td><code>${shown(record.tool)}</code></td>
 <td>${shown(record.caller)}</td>
 <td class="decision">${shown(record.decision)}</td>
 <td class="outcome-${record.outcome}">${record.outcome}${record.error ? html`<br><span class="muted">${shown(truncateLine(record.error, MAX_ERROR_SHOWN))}</span>` : ''}</td>
-<td>${durationText(record.duration_ms)}</td>
-<td>${formatBytes(record.bytes_out)}</td>
+<td class="nowrap">${durationText(record.duration_ms)}</td>
+<td class="nowrap">${formatBytes(record.bytes_out)}</td>
 <td>${record.approval ? html`<code>${shown(record.approval.id)}</code>${record.approval.by ? html`<br><span class="muted">by ${shown(record.approval.by)}</span>` : ''}` : ''}</td>
 <td class="muted">${record.chain} #${record.seq}</td>
 </tr>`;

@@ -1,6 +1,7 @@
 import { html } from 'hono/html';
 import { z } from 'zod';
-import { neutralizeInvisible } from '@bulkhead/core';
+import { AUDIT_POLICY_FILE, auditPolicySchema, CallAuditor, errorMessage, loadYamlFile, neutralizeInvisible } from '@bulkhead/core';
+import { GATEWAY_NAMESPACE } from '../../gateway.js';
 import { definitionLines, sideBySide } from '../definition-diff.js';
 import type { ActionOutcome, ConsolePage, ConsoleSources, Html, PageRequest } from '../page.js';
 import { actionForm } from '../page-parts.js';
@@ -80,6 +81,7 @@ function definitionView(tool: Waiting): Html {
   const diff = sideBySide(definitionLines(tool.before.kept), after);
   return html`<p>${diff.removed} line${diff.removed === 1 ? '' : 's'} removed, ${diff.added} added (marked).</p>
 <table class="side-by-side diff">
+<colgroup><col class="ln"><col><col class="ln"><col></colgroup>
 <thead><tr><th colspan="2">approved definition</th><th colspan="2">new definition</th></tr></thead>
 <tbody>${diff.rows.map((row) => html`<tr>${cell(row.before, 'del')}${cell(row.after, 'add')}</tr>`)}</tbody>
 </table>`;
@@ -112,22 +114,46 @@ const reviewedSchema = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
 });
 
-async function approve(sources: ConsoleSources, form: URLSearchParams): Promise<ActionOutcome> {
+/**
+ * The gateway's audit log, where an approval through elicitation is recorded too (`pin:<tool>`):
+ * in the gateway's process the very chain it writes, in `bulkhead console` a chain of its own.
+ */
+function pinAuditor(controlDir: string): CallAuditor {
+  return new CallAuditor(controlDir, GATEWAY_NAMESPACE, loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value);
+}
+
+async function approve(sources: ConsoleSources, form: URLSearchParams, request: PageRequest): Promise<ActionOutcome> {
   const reviewed = reviewedSchema.safeParse({ tool: form.get('tool'), sha256: form.get('sha256') });
   if (!reviewed.success) return { ok: false, message: 'The form did not say which tool and definition to approve; nothing was approved.' };
   const { tool, sha256 } = reviewed.data;
+  let auditor: CallAuditor;
+  try {
+    auditor = pinAuditor(sources.controlDir);
+  } catch (error) {
+    return { ok: false, message: `The approval could not be audited (${errorMessage(error)}); nothing was approved.` };
+  }
   const pins = new PinStore(sources.controlDir);
   const pending = pins.view(tool)?.pendingSha256;
   if (pending === undefined) return { ok: false, message: `${tool} has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.` };
+  const audited = { tool: `pin:${tool}`, caller: request.actor, args: { definition_sha256: sha256 }, durationMs: 0 };
   if (pending !== sha256 || !pins.approve(tool, sha256)) {
-    return { ok: false, message: `The definition of ${tool} changed again since this page was shown; nothing was approved. Review the definition shown now.` };
+    const message = `The definition of ${tool} changed again since this page was shown; nothing was approved. Review the definition shown now.`;
+    auditor.record({ ...audited, decision: 'not approved', outcome: 'error', error: message });
+    return { ok: false, message };
   }
+  auditor.record({ ...audited, decision: 'approved', outcome: 'ok' });
   return { ok: true, message: `Approved the definition of ${tool} that was shown (sha256 ${sha256.slice(0, 12)}…); the gateway uses it from now on.` };
 }
 
-async function keep(_sources: ConsoleSources, form: URLSearchParams): Promise<ActionOutcome> {
+async function keep(sources: ConsoleSources, form: URLSearchParams, request: PageRequest): Promise<ActionOutcome> {
   const reviewed = reviewedSchema.safeParse({ tool: form.get('tool'), sha256: form.get('sha256') });
-  const tool = reviewed.success ? reviewed.data.tool : 'The tool';
+  if (!reviewed.success) return { ok: false, message: 'The form did not say which tool to keep quarantined.' };
+  const { tool, sha256 } = reviewed.data;
+  try {
+    pinAuditor(sources.controlDir).record({ tool: `pin:${tool}`, caller: request.actor, args: { definition_sha256: sha256 }, decision: 'not approved', outcome: 'ok', durationMs: 0 });
+  } catch (error) {
+    return { ok: false, message: `The decision could not be audited (${errorMessage(error)}).` };
+  }
   return { ok: true, message: `${tool} stays quarantined: its calls are refused until its definition is approved.` };
 }
 
