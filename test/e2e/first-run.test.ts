@@ -5,6 +5,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalStore } from '@bulkhead/core';
 import { startHttpServer, startStdioServer, type ServerProcess } from '@bulkhead/core/testing';
 import { GATEWAY_CLI, text } from './helpers.js';
 
@@ -57,10 +58,16 @@ describe('the first run: bulkhead start in an empty folder', () => {
     expect(text(read)).toBe('     1\thello from the first run');
     const lanes = await server.client.callTool({ name: 'call_tool', arguments: { name: 'ladder__lane_list', arguments: { repo: 'me/first-run' } } });
     expect(lanes.isError, text(lanes)).toBeFalsy();
-    // fs_write asks, and this client cannot be asked: refused with the way to allow it, nothing written.
-    const write = await server.client.callTool({ name: 'call_tool', arguments: { name: 'fs_write__write_file', arguments: { path: 'new.txt', content: 'x' } } });
+    // fs_write asks, and this client cannot be asked: the call waits for a human's approval, and nothing is written until one decides (here: denies).
+    const writing = server.client.callTool({ name: 'call_tool', arguments: { name: 'fs_write__write_file', arguments: { path: 'new.txt', content: 'x' } } });
+    const approvals = new ApprovalStore(join(root, '.bulkhead'));
+    await expect.poll(() => approvals.pending().length, { timeout: 10_000, interval: 50 }).toBe(1);
+    expect(readdirSync(root).sort()).toEqual(['.bulkhead', 'hello.txt']);
+    const id = approvals.pending()[0]!.id;
+    approvals.decide(id, 'deny', 'the first-run test');
+    const write = await writing;
     expect(write.isError).toBe(true);
-    expect(text(write)).toContain('does not support MCP elicitation');
+    expect(text(write)).toMatch(new RegExp(`^Permission denied: the first-run test denied fs_write:write_file \\(approval ${id}\\) at `));
     expect(readdirSync(root).sort()).toEqual(['.bulkhead', 'hello.txt']);
     expect(server.stderr()).toContain('bulkhead: fs is up (4 tools)\n');
     expect(server.stderr()).toContain('bulkhead: shell is up (no tools: shell_policy.yaml enables none)\n');

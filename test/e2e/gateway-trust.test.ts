@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ApprovalStore } from '@bulkhead/core';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { definitionHash } from '../../servers/gateway/src/pins.js';
 import { EVERYTHING, GATEWAY_CLI, HOSTILE_SERVER, text } from './helpers.js';
@@ -50,6 +51,7 @@ describe('honest third-party servers', () => {
   it('are not held back beside every built-in, and server-filesystem\'s destructive write_file is found and asks', async () => {
     ws = workspace(
       `servers:\n  fs: {}\n  fs_write: {}\n  git: {}\n  web: {}\n  ladder: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n  filesystem:\n    command: ${process.execPath}\n    args: ${JSON.stringify([SERVER_FILESYSTEM, '.'])}\n`,
+      { '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n' },
     );
     gateway = await start(ws);
     const tools = await run(process.execPath, [GATEWAY_CLI, 'tools', '--root', ws.root]);
@@ -59,7 +61,7 @@ describe('honest third-party servers', () => {
     expect(tools.stderr).not.toContain('quarantined');
     const selected = await search('select:filesystem__write_file');
     expect(selected).toContain(`\ntreatment: asks before running: ${UNTRUSTED_NO_CLAIM}; autonomy is supervised; note: its server marks it destructive (destructiveHint)`);
-    expect(text(await call('filesystem__write_file', { path: 'x.txt', content: 'x' }))).toContain('Permission denied: filesystem:write_file is medium risk and autonomy is supervised');
+    expect(text(await call('filesystem__write_file', { path: 'x.txt', content: 'x' }))).toMatch(/^filesystem:write_file is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
     expect(existsSync(ws.path('x.txt'))).toBe(false);
     // Its read-only tools are no lower without trust: annotations.
     expect(await search('select:filesystem__read_text_file')).toContain(`\ntreatment: asks before running: ${UNTRUSTED}; autonomy is supervised`);
@@ -67,17 +69,18 @@ describe('honest third-party servers', () => {
 });
 
 describe('lying annotations', () => {
-  it('asks before a destructive tool that claims readOnlyHint, and refuses it to a client that cannot be asked', async () => {
-    ws = workspace(config(['lying']));
+  it('asks before a destructive tool that claims readOnlyHint, and holds it for a human when the client cannot be asked', async () => {
+    ws = workspace(config(['lying']), { '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n' });
     gateway = await start(ws);
     const permissions = ws.path('.bulkhead/permissions.yaml');
     const refused = await call('h__wipe_disk', { disk: 'sda' });
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toBe(
-      `Permission denied: h:wipe_disk is medium risk and autonomy is supervised (the default; there is no ${permissions}). This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run. To allow it: add \`h:wipe_disk\` under allow: in ${permissions} (create the file).`,
-    );
+    expect(text(refused)).toMatch(/^h:wipe_disk is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
     // The honest read-only echo is no lower: annotations of an untrusted server count for nothing.
-    expect(text(await call('h:echo', { message: 'x' }))).toContain('Permission denied: h:echo is medium risk and autonomy is supervised');
+    expect(text(await call('h:echo', { message: 'x' }))).toMatch(/^h:echo is waiting for a human's approval /);
+    expect(new ApprovalStore(ws.path('.bulkhead')).pending().map((approval) => approval.reason)).toEqual(
+      ['h:wipe_disk', 'h:echo'].map((tool) => `${tool} is medium risk and autonomy is supervised (the default; ${permissions} does not set autonomy)`),
+    );
     expect(calls()).toBe('');
     const selected = await search('select:h__wipe_disk');
     expect(selected).toBe(
@@ -281,7 +284,8 @@ describe('invisible characters', () => {
   const forbidden = /[\u200B\u202E\u2066\u2069]|\uDB40[\uDC00-\uDC7F]/;
 
   it('are written out in what tools/list, select:, load_tools and list_tools hand the client, while the pin hashes the original', async () => {
-    ws = workspace(config(['invisible'], { server: '', top: 'quarantine_suspicious: false\n' }));
+    // The call below only has to reach the pin; a client without elicitation is answered at once rather than held.
+    ws = workspace(config(['invisible'], { server: '', top: 'quarantine_suspicious: false\n' }), { '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n' });
     gateway = await start(ws);
     const selected = await gateway.client.callTool({ name: 'tool_search', arguments: { query: 'select:h__tagged' } });
     expect(forbidden.test(JSON.stringify(selected))).toBe(false);

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ApprovalStore } from '@bulkhead/core';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { GATEWAY_CLI, CHANGING_SERVER, EVERYTHING, EVERYTHING_ENTRY, text, childrenOf, alive } from './helpers.js';
 
@@ -51,14 +52,15 @@ describe('the gateway over stdio, with a built-in and a third-party server', () 
     expect(text(bad)).toMatch(/^Invalid arguments for everything:get-sum: .*Expected: a \(number, required\), b \(number, required\)\.$/);
   });
 
-  it('lets read-only third-party tools run and refuses a medium-risk one to a client that cannot be asked, naming the file', async () => {
-    ws = workspace(`servers:\n${EVERYTHING_ENTRY}`);
+  it('lets read-only third-party tools run and holds a medium-risk one for a human when the client cannot be asked, naming the file', async () => {
+    ws = workspace(`servers:\n${EVERYTHING_ENTRY}`, { '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n' });
     gateway = await startGateway(ws);
     const refused = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__toggle-simulated-logging', arguments: {} } });
     expect(refused.isError).toBe(true);
-    expect(text(refused)).toBe(
-      `Permission denied: everything:toggle-simulated-logging is medium risk and autonomy is supervised (the default; there is no ${ws.path('.bulkhead/permissions.yaml')}). This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run. To allow it: add \`everything:toggle-simulated-logging\` under allow: in ${ws.path('.bulkhead/permissions.yaml')} (create the file).`,
-    );
+    expect(text(refused)).toMatch(/^everything:toggle-simulated-logging is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
+    expect(new ApprovalStore(ws.path('.bulkhead')).pending().map((approval) => approval.reason)).toEqual([
+      `everything:toggle-simulated-logging is medium risk and autonomy is supervised (the default; ${ws.path('.bulkhead/permissions.yaml')} does not set autonomy)`,
+    ]);
     const readOnly = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything__get-sum', arguments: { a: 1, b: 2 } } });
     expect(readOnly.isError).toBeFalsy();
   });

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalStore } from '@bulkhead/core';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { GATEWAY_CLI, SHELL_CLI, text } from './helpers.js';
 
@@ -27,7 +28,7 @@ describe('bulkhead-shell as a process', () => {
     ws = tempWorkspace({
       '.bulkhead/bulkhead.yaml': 'servers:\n  shell: {}\n',
       '.bulkhead/shell_policy.yaml': 'enabled: true\n',
-      '.bulkhead/permissions.yaml': 'autonomy: supervised\n',
+      '.bulkhead/permissions.yaml': 'autonomy: supervised\napproval_wait_ms: 0\n',
     });
     server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
     const call = (command: string) => server!.client.callTool({ name: 'call_tool', arguments: { name: 'shell:run_shell', arguments: { command } } });
@@ -36,7 +37,9 @@ describe('bulkhead-shell as a process', () => {
     expect(text(low)).toContain('.bulkhead');
     const medium = await call('touch made-through-gateway');
     expect(medium.isError).toBe(true);
-    expect(text(medium)).toContain('shell:run_shell is medium risk and autonomy is supervised');
+    // This client cannot be asked: the call waits for a human's approval, and nothing runs meanwhile.
+    expect(text(medium)).toMatch(/^shell:run_shell is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
+    expect(new ApprovalStore(ws!.path('.bulkhead')).pending()[0]?.reason).toContain('shell:run_shell is medium risk and autonomy is supervised');
     const high = await call('curl http://127.0.0.1:9/');
     expect(text(high)).toContain('shell:run_shell is high risk and autonomy is supervised');
     expect(existsSync(`${ws.root}/made-through-gateway`)).toBe(false);

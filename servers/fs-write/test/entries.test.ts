@@ -3,6 +3,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSy
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalStore } from '@bulkhead/core';
 import { startFsWrite, type FsWriteHarness } from './helpers.js';
 
 let fsw: FsWriteHarness;
@@ -341,12 +342,12 @@ describe('move_path', () => {
   });
 
   it('never lets a bare path rule allow a move, since a move names two paths', async () => {
-    fsw = await startFsWrite({ 'src/a.txt': 'a\n' }, { permissions: 'allow:\n  - fs_write:move_path(src/**)\n' });
+    fsw = await startFsWrite({ 'src/a.txt': 'a\n' }, { permissions: 'allow:\n  - fs_write:move_path(src/**)\napproval_wait_ms: 0\n' });
     const file = join(fsw.controlDir, 'permissions.yaml');
-    expect(await fsw.call('move_path', { source: 'src/a.txt', destination: 'src/b.txt' })).toEqual({
-      isError: true,
-      text: `Permission denied: fs_write:move_path is medium risk and autonomy is supervised (the default; ${file} does not set autonomy). This client cannot show a confirmation prompt (it does not support MCP elicitation), so nothing was run. To allow it: add \`fs_write:move_path\` under allow: in ${file} (the allow list is at line 1).`,
-    });
+    const asked = await fsw.call('move_path', { source: 'src/a.txt', destination: 'src/b.txt' });
+    expect(asked.isError).toBe(true);
+    expect(asked.text).toMatch(/^fs_write:move_path is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
+    expect(new ApprovalStore(fsw.controlDir).pending().map((approval) => approval.reason)).toEqual([`fs_write:move_path is medium risk and autonomy is supervised (the default; ${file} does not set autonomy)`]);
     expect(existsSync(fsw.ws.path('src/a.txt'))).toBe(true);
   });
 

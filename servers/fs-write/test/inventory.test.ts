@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApprovalStore } from '@bulkhead/core';
 import { inventoryProblems, surfaceSnapshot } from '@bulkhead/core/testing';
 import { fsWriteTools } from '@bulkhead/fs-write';
 import { startFsWrite, type FsWriteHarness } from './helpers.js';
@@ -21,12 +23,13 @@ describe('fs_write tool inventory', () => {
     expect(surfaceSnapshot(fsWriteTools)).toMatchSnapshot();
   });
 
-  it('asks before every tool under the default autonomy, so a client without elicitation is refused', async () => {
-    fsw = await startFsWrite({ 'a.txt': 'a\n' }, { permissions: '' });
+  it('asks before every tool under the default autonomy, so a call of a client without elicitation waits for a human', async () => {
+    fsw = await startFsWrite({ 'a.txt': 'a\n' }, { permissions: 'approval_wait_ms: 0\n' });
     const result = await fsw.call('write_file', { path: 'a.txt', content: 'b\n' });
     expect(result.isError).toBe(true);
-    expect(result.text).toContain('fs_write:write_file is medium risk and autonomy is supervised');
-    expect(result.text).toContain('nothing was run');
+    expect(result.text).toMatch(/^fs_write:write_file is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
+    expect(new ApprovalStore(fsw.controlDir).pending()[0]?.reason).toContain('fs_write:write_file is medium risk and autonomy is supervised');
+    expect(readFileSync(fsw.ws.path('a.txt'), 'utf8')).toBe('a\n');
   });
 
   it('leaves out a tool its policy disables', async () => {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { auditPolicySchema, PermissionGate } from '@bulkhead/core';
+import { ApprovalStore, auditPolicySchema, PermissionGate } from '@bulkhead/core';
 import { connectInProcess, tempWorkspace } from '@bulkhead/core/testing';
 import { createShellServer } from '@bulkhead/shell';
 import { shellPolicySchema } from '../src/policy.js';
@@ -146,11 +146,12 @@ describe('run_shell', () => {
   });
 
   it('gates each call by the tier of its parsed command', async () => {
-    h = await startShell({ permissions: 'autonomy: supervised\n' });
+    h = await startShell({ permissions: 'autonomy: supervised\napproval_wait_ms: 0\n' });
     expect((await h.call('run_shell', { command: 'ls -la' })).isError).toBe(false);
     const medium = await h.call('run_shell', { command: 'touch made-by-medium' });
     expect(medium.isError).toBe(true);
-    expect(medium.text).toContain('shell:run_shell is medium risk and autonomy is supervised');
+    expect(medium.text).toMatch(/^shell:run_shell is waiting for a human's approval \(approval [a-z2-9]{8}\); nothing was run yet\. /);
+    expect(new ApprovalStore(h.ws.path('.bulkhead')).pending()[0]?.reason).toContain('shell:run_shell is medium risk and autonomy is supervised');
     const high = await h.call('run_shell', { command: 'echo $(id)' });
     expect(high.text).toContain('shell:run_shell is high risk and autonomy is supervised');
     expect(existsSync(h.ws.path('made-by-medium'))).toBe(false);
