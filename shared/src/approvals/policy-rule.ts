@@ -112,7 +112,7 @@ function lineEnd(text: string, offset: number): number {
   return end === -1 ? text.length : end;
 }
 
-/** `text` with `lines` put after the line that holds `offset` (the file's own newline style is LF or CRLF). */
+/** `text` with `lines` put after the line that holds `offset`. */
 function insertAfterLine(text: string, offset: number, lines: string): string {
   const end = lineEnd(text, offset);
   if (end === text.length) return `${text}\n${lines}`;
@@ -148,6 +148,13 @@ function spliced(text: string, document: Document, entry: string): string | unde
   const indent = /^([ \t]*)-[ \t]+$/.exec(text.slice(lineStart(text, last.range[0]), last.range[0]))?.[1];
   if (indent === undefined) return undefined;
   return insertAfterLine(text, last.range[1], `${entry.split('\n').map((line) => `${indent}${line}`).join('\n')}\n`);
+}
+
+/** `spliced`, for a file with CRLF line ends too: the added lines end as the file's others do. */
+function splicedKeepingLineEnds(text: string, entry: string): string | undefined {
+  if (!text.includes('\r\n')) return spliced(text, parseDocument(text), entry);
+  const unix = text.replace(/\r\n/g, '\n');
+  return spliced(unix, parseDocument(unix), entry)?.replace(/\n/g, '\r\n');
 }
 
 /** The Document printer's version, for layouts the splice does not handle (it keeps comments and order, not alignment). */
@@ -212,7 +219,7 @@ export function addAllowRule(controlDir: string, qualifiedName: string, origin: 
     const comment = ` added by ${by} on ${minuteTime(origin.at.toISOString())}, approval ${origin.approvalId}`;
     const raw = parseDocument(text).toJS() as Record<string, unknown> | null;
     const expected = { ...(raw ?? {}), allow: [...(Array.isArray(raw?.allow) ? raw.allow : []), qualifiedName] };
-    const candidates = [spliced(text, parseDocument(text), `#${comment}\n- ${qualifiedName}`), printed(parseDocument(text), qualifiedName, comment)];
+    const candidates = [splicedKeepingLineEnds(text, `#${comment}\n- ${qualifiedName}`), printed(parseDocument(text), qualifiedName, comment)];
     const body = candidates.find((candidate): candidate is string => candidate !== undefined && parsesTo(candidate, expected));
     if (body === undefined) throw refuse(qualifiedName, `${file} has a layout bulkhead cannot add to without changing something else; add \`- ${qualifiedName}\` under allow: by hand`);
     const written = current ? body : `${NEW_FILE_HEADER}${body}`;
