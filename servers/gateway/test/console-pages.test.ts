@@ -1,9 +1,9 @@
-import { appendFileSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { auditPolicySchema, CallAuditor, measureEntry, PermissionGate, Roots, Trash, trashPolicySchema, type ApprovalStoreApi, type ConfinedPath } from '@bulkhead/core';
+import { AuditLog, auditPolicySchema, CallAuditor, measureEntry, PermissionGate, Roots, Trash, trashPolicySchema, type ApprovalStoreApi, type ConfinedPath } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { TAIL_BYTES, TAIL_RECORDS } from '../src/console/audit-reader.js';
 import type { ConsolePage, ConsoleSources, PageRequest } from '../src/console/page.js';
@@ -154,6 +154,24 @@ describe('Activity', () => {
     expect(page).toContain(`200 of the ${TAIL_RECORDS} calls among the newest ${TAIL_RECORDS} records of each chain, newest first.`);
   });
 
+  it('shows the approval a human decided for a call, and who decided it', async () => {
+    ws = tempWorkspace();
+    const controlDir = ws.path('.bulkhead');
+    AuditLog.at(join(controlDir, 'audit', 'gateway.jsonl')).append({
+      server: 'gateway',
+      tool: 'fs_write:write_file',
+      caller: 'claude-ai',
+      args: { path: 'a.txt' },
+      decision: 'allow',
+      outcome: 'ok',
+      duration_ms: 3,
+      bytes_out: 20,
+      approval: { id: 'k3m9q2xa', by: `the Bulkhead console ${HOSTILE}` },
+    });
+    const [row] = rowsOf(await rendered(activityPage, sourcesFor(controlDir, [ws.root])), 'activity');
+    expect(row!.split('|').slice(1)).toEqual(['gateway', 'fs_write:write_file', 'claude-ai', 'allow', 'ok', '3 ms', '20 B', 'k3m9q2xa by the Bulkhead console &lt;script&gt;alert(1)&lt;/script&gt;', 'gateway.jsonl #1']);
+  });
+
   it('says when there is no audit log yet', async () => {
     ws = tempWorkspace();
     const page = await rendered(activityPage, sourcesFor(ws.path('.bulkhead'), [ws.root]));
@@ -292,12 +310,16 @@ describe('Trash', () => {
     const sources = sourcesFor(controlDir, [ws.root]);
     await deleted('notes.txt');
     const id = (await new Trash(controlDir, trashPolicySchema.parse({})).list()).entries[0]!.id;
-    const intoControl = await act(trashPage, 'restore', sources, { id, to: '.bulkhead/permissions.yaml' });
-    expect(intoControl.ok).toBe(false);
-    expect(intoControl.message).toContain('.bulkhead');
-    const outside = await act(trashPage, 'restore', sources, { id, to: '../outside.txt' });
-    expect(outside.ok).toBe(false);
-    expect(outside.message).toContain('outside');
+    expect(await act(trashPage, 'restore', sources, { id, to: '.bulkhead/permissions.yaml' })).toEqual({
+      ok: false,
+      message: `${join(controlDir, 'permissions.yaml')} is inside the control-plane folder ${controlDir}; tools never write there`,
+    });
+    expect(await act(trashPage, 'restore', sources, { id, to: '../outside.txt' })).toEqual({
+      ok: false,
+      message: `${join(ws.root, '..', 'outside.txt')} is outside the allowed roots (${ws.root}); give a path inside them`,
+    });
+    expect(await act(trashPage, 'restore', sources, { id, to: '.env' })).toEqual({ ok: false, message: `${ws.path('.env')} is in the protected set (\`.env*\`); tools never write there` });
+    expect(existsSync(ws.path('.env'))).toBe(false);
     expect(await act(trashPage, 'restore', sources, { id: '../../etc' })).toEqual({ ok: false, message: 'The form did not name a trash entry; nothing was restored.' });
     expect((await new Trash(controlDir, trashPolicySchema.parse({})).list()).entries.map((entry) => entry.id)).toEqual([id]);
   });
