@@ -18,12 +18,16 @@ function bulkhead(args: readonly string[], cwd?: string): Promise<{ code: number
   });
 }
 
-/** Appends `count` entries to `file` from a process of its own, which exits (and so gives the chain up) when done. */
-function appendFromChild(file: string, count: number): Promise<string> {
+/**
+ * Appends `count` entries to `file` from a process of its own, which exits (and so gives the chain up) when done; with
+ * `approval`, every second entry records it, as a call a human approved does.
+ */
+function appendFromChild(file: string, count: number, approval?: { id: string; by: string }): Promise<string> {
   const script = `
     const { AuditLog } = await import(${JSON.stringify(LOG_MODULE)});
     const log = AuditLog.at(${JSON.stringify(file)});
-    for (let i = 0; i < ${count}; i++) log.append({ server: 'fs', tool: 'fs:read_file', caller: 'test', args: { path: 'f' + i + '.txt' }, decision: 'allow', outcome: 'ok', duration_ms: 1, bytes_out: 10 });
+    const approval = ${JSON.stringify(approval ?? null)};
+    for (let i = 0; i < ${count}; i++) log.append({ server: 'fs', tool: 'fs:read_file', caller: 'test', args: { path: 'f' + i + '.txt' }, decision: 'allow', outcome: 'ok', duration_ms: 1, bytes_out: 10, ...(approval && i % 2 === 1 ? { approval } : {}) });
     process.stdout.write(log.file);
   `;
   return new Promise((resolve, reject) => {
@@ -101,6 +105,24 @@ describe('bulkhead audit verify finds what was done to the files', () => {
     writeFileSync(`${log}.head`, 'garbage');
     unlinkSync(log);
     expect(await verify()).toEqual({ code: 1, stdout: `FAIL ${log}: the file is missing and its head record fs.jsonl.head is not valid (not valid JSON)\n`, stderr: '' });
+  });
+
+  it('passes entries with and without an approval, and finds an approval edited, removed or added', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'bulkhead-audit-case-'));
+    log = join(dir, 'audit', 'fs.jsonl');
+    await appendFromChild(log, 4, { id: 'k3m9q2xa', by: 'bulkhead approvals (user alice)' });
+    expect(await verify()).toEqual({ code: 0, stdout: `OK ${log}: 4 entries, chain intact\n`, stderr: '' });
+    const original = lines(log);
+    const entries = original.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(entries.map((entry) => entry['approval'])).toEqual([undefined, { id: 'k3m9q2xa', by: 'bulkhead approvals (user alice)' }, undefined, { id: 'k3m9q2xa', by: 'bulkhead approvals (user alice)' }]);
+    const edited = `FAIL ${log} line 2: content does not match its hash (the line was edited)\n`;
+    writeLines(log, original.map((line, i) => (i === 1 ? line.replace('alice', 'mallory') : line)));
+    expect(await verify()).toEqual({ code: 1, stdout: edited, stderr: '' });
+    const { approval: _removed, ...withoutApproval } = entries[1]!;
+    writeLines(log, original.map((line, i) => (i === 1 ? JSON.stringify(withoutApproval) : line)));
+    expect(await verify()).toEqual({ code: 1, stdout: edited, stderr: '' });
+    writeLines(log, original.map((line, i) => (i === 0 ? JSON.stringify({ ...entries[0], approval: { id: 'k3m9q2xa' } }) : line)));
+    expect(await verify()).toEqual({ code: 1, stdout: `FAIL ${log} line 1: content does not match its hash (the line was edited)\n`, stderr: '' });
   });
 
   it('finds an edited middle line, two swapped lines and a removed middle line', async () => {

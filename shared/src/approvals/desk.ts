@@ -3,6 +3,7 @@ import { runningConsoles } from './consoles.js';
 import { notifyDesktop } from './notify.js';
 import { ApprovalStore, callSha256 } from './store.js';
 import type { ApprovalDecision, ApprovalStoreApi, NewApproval, PendingApproval, RecordedDecision } from './types.js';
+import { clockTime } from './wording.js';
 
 /** How often a held call tells a client that asked for progress that it still waits (clients that reset their timeout on progress stay alive). */
 export const PROGRESS_EVERY_MS = 3000;
@@ -165,7 +166,7 @@ export class ApprovalDesk {
         decision: 'ask:denied',
         code: 'denied',
         approval: { id, by: decided.by },
-        message: `Permission denied: ${decided.by} denied ${call.tool} (approval ${id}) at ${decided.at.slice(11, 19)} UTC. Nothing was run.`,
+        message: `Permission denied: ${decided.by} denied ${call.tool} (approval ${id}) at ${clockTime(decided.at)}. Nothing was run.`,
       };
     }
     return this.claim(store, approval, decided, call.tool);
