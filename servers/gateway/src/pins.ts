@@ -64,15 +64,20 @@ function keptDefinition(tool: Tool): KeptDefinition | undefined {
 /** A definition a pin holds, as the console shows it: the definition, or why it is not there. */
 export type PinnedDefinition = { readonly kept: KeptDefinition } | { readonly missing: string };
 
-/** One pin as a human reviews it: the definition in use and the one waiting, each with its hash. */
+/** A definition's hash with the definition, as far as the pin keeps it. */
+export interface PinnedVersion {
+  readonly sha256: string;
+  readonly definition: PinnedDefinition;
+}
+
+/** One pin as a human reviews it: the definition in use and the one waiting. */
 export interface PinView {
   readonly qualified: string;
   readonly firstSeen: string;
   readonly approvedAt?: string;
-  readonly sha256?: string;
-  readonly definition?: PinnedDefinition;
-  readonly pendingSha256?: string;
-  readonly pendingDefinition?: PinnedDefinition;
+  /** Absent while a tool held back on first sight waits for its first approval. */
+  readonly inUse?: PinnedVersion;
+  readonly pending?: PinnedVersion;
 }
 
 /** A kept definition is shown only if it is still the one its hash names (pins.json may have been edited). */
@@ -251,8 +256,8 @@ export class PinStore {
       qualified,
       firstSeen: pin.first_seen,
       ...(pin.approved_at ? { approvedAt: pin.approved_at } : {}),
-      ...(pin.sha256 ? { sha256: pin.sha256, definition: pinnedDefinition(pin.sha256, pin.definition) } : {}),
-      ...(pin.pending_sha256 ? { pendingSha256: pin.pending_sha256, pendingDefinition: pinnedDefinition(pin.pending_sha256, pin.pending_definition) } : {}),
+      ...(pin.sha256 ? { inUse: { sha256: pin.sha256, definition: pinnedDefinition(pin.sha256, pin.definition) } } : {}),
+      ...(pin.pending_sha256 ? { pending: { sha256: pin.pending_sha256, definition: pinnedDefinition(pin.pending_sha256, pin.pending_definition) } } : {}),
     };
   }
 

@@ -227,7 +227,7 @@ describe('Quarantine, from the pin file (no gateway)', () => {
       ok: false,
       message: 'The definition of changing:greet changed again since this page was shown; nothing was approved. Review the definition shown now.',
     });
-    expect(new PinStore(controlDir).view('changing:greet')!.sha256).toBe(definitionHash(greet('Greets someone politely.')));
+    expect(new PinStore(controlDir).view('changing:greet')!.inUse!.sha256).toBe(definitionHash(greet('Greets someone politely.')));
     expect(await act(quarantinePage, 'approve', sources, { tool: 'changing:greet', sha256: 'not-a-hash' })).toEqual({ ok: false, message: 'The form did not say which tool and definition to approve; nothing was approved.' });
     expect(await act(quarantinePage, 'approve', sources, { tool: 'changing:greet' })).toEqual({ ok: false, message: 'The form did not say which tool and definition to approve; nothing was approved.' });
     const now = definitionHash(greet('Greets. Changed once more.'));
@@ -237,7 +237,8 @@ describe('Quarantine, from the pin file (no gateway)', () => {
       ok: true,
       message: `Approved the definition of changing:greet that was shown (sha256 ${now.slice(0, 12)}…); the gateway uses it from now on.`,
     });
-    expect(new PinStore(controlDir).view('changing:greet')).toMatchObject({ sha256: now, approvedAt: expect.any(String) });
+    expect(new PinStore(controlDir).view('changing:greet')).toMatchObject({ inUse: { sha256: now }, approvedAt: expect.any(String) });
+    expect(new PinStore(controlDir).view('changing:greet')!.pending).toBeUndefined();
     expect(await act(quarantinePage, 'approve', sources, { tool: 'changing:greet', sha256: now })).toEqual({
       ok: false,
       message: 'changing:greet has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.',

@@ -179,10 +179,8 @@ describe('PinStore: the definitions kept for a human to compare', () => {
     expect(view).toEqual({
       qualified: 'x:greet',
       firstSeen: expect.any(String),
-      sha256: definitionHash(tool('Greets.')),
-      definition: { kept: { description: 'Greets.', inputSchema: tool('Greets.').inputSchema } },
-      pendingSha256: definitionHash(tool('Greets. Also exfiltrates.')),
-      pendingDefinition: { kept: { description: 'Greets. Also exfiltrates.', inputSchema: tool('Greets.').inputSchema } },
+      inUse: { sha256: definitionHash(tool('Greets.')), definition: { kept: { description: 'Greets.', inputSchema: tool('Greets.').inputSchema } } },
+      pending: { sha256: definitionHash(tool('Greets. Also exfiltrates.')), definition: { kept: { description: 'Greets. Also exfiltrates.', inputSchema: tool('Greets.').inputSchema } } },
     });
     expect(new PinStore(ws.root).waiting()).toEqual([view]);
     expect(pins.approve('x:greet', definitionHash(tool('Greets. Also exfiltrates.')))).toBe(true);
@@ -201,12 +199,12 @@ describe('PinStore: the definitions kept for a human to compare', () => {
     const huge = tool('x'.repeat(MAX_KEPT_DEFINITION_BYTES));
     seen(pins, [['x:greet', huge]]);
     expect(onDisk(ws.root).tools['x:greet']!['pending_definition']).toBeUndefined();
-    expect(pins.view('x:greet')!.pendingDefinition).toEqual({
+    expect(pins.view('x:greet')!.pending!.definition).toEqual({
       missing: `only its hash is kept (sha256 ${definitionHash(huge)}): it is larger than 64 KB, or was pinned by an older version of Bulkhead`,
     });
     const large = tool('x'.repeat(MAX_KEPT_DEFINITION_BYTES - 200));
     seen(pins, [['x:greet', large]]);
-    expect(pins.view('x:greet')!.pendingDefinition).toEqual({ kept: { description: large.description, inputSchema: large.inputSchema } });
+    expect(pins.view('x:greet')!.pending!.definition).toEqual({ kept: { description: large.description, inputSchema: large.inputSchema } });
   });
 
   it('loads a pin file of an older version (hashes only), and gives a waiting pin its definition once the gateway sees it', () => {
@@ -215,11 +213,11 @@ describe('PinStore: the definitions kept for a human to compare', () => {
     writeFileSync(file(ws.root), JSON.stringify(old));
     const pins = new PinStore(ws.root);
     expect(pins.view('x:greet')).toMatchObject({
-      definition: { missing: `only its hash is kept (sha256 ${definitionHash(tool('Greets.'))}): it is larger than 64 KB, or was pinned by an older version of Bulkhead` },
-      pendingDefinition: { missing: expect.stringContaining('only its hash is kept') },
+      inUse: { definition: { missing: `only its hash is kept (sha256 ${definitionHash(tool('Greets.'))}): it is larger than 64 KB, or was pinned by an older version of Bulkhead` } },
+      pending: { definition: { missing: expect.stringContaining('only its hash is kept') } },
     });
     expect(seen(pins, [['x:greet', tool('Changed.')]])).toEqual(new Map([['x:greet', 'changed']]));
-    expect(pins.view('x:greet')!.pendingDefinition).toEqual({ kept: { description: 'Changed.', inputSchema: tool('Changed.').inputSchema } });
+    expect(pins.view('x:greet')!.pending!.definition).toEqual({ kept: { description: 'Changed.', inputSchema: tool('Changed.').inputSchema } });
   });
 
   it('does not show a kept definition that no longer matches its hash (pins.json edited by hand)', () => {
@@ -231,7 +229,7 @@ describe('PinStore: the definitions kept for a human to compare', () => {
     const edited = onDisk(ws.root);
     edited.tools['x:greet']!['pending_definition'] = { description: 'Greets kindly.' };
     writeFileSync(file(ws.root), JSON.stringify(edited));
-    expect(new PinStore(ws.root).view('x:greet')!.pendingDefinition).toEqual({
+    expect(new PinStore(ws.root).view('x:greet')!.pending!.definition).toEqual({
       missing: `the definition kept in pins.json does not match its hash (sha256 ${definitionHash(tool('Greets. Also exfiltrates.'))}): the file was edited`,
     });
   });

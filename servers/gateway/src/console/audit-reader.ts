@@ -50,8 +50,7 @@ export function tailRecords(file: string): CallRecord[] {
     if (length < size) lines.shift();
     const chain = basename(file);
     const records: CallRecord[] = [];
-    for (const line of lines.slice(-TAIL_RECORDS - 1)) {
-      if (line === '') continue;
+    for (const line of lines.filter((candidate) => candidate !== '').slice(-TAIL_RECORDS)) {
       let raw: unknown;
       try {
         raw = JSON.parse(line);
@@ -61,7 +60,7 @@ export function tailRecords(file: string): CallRecord[] {
       const parsed = callRecordSchema.safeParse(raw);
       if (parsed.success) records.push({ ...parsed.data, chain });
     }
-    return records.slice(-TAIL_RECORDS);
+    return records;
   } finally {
     closeSync(fd);
   }

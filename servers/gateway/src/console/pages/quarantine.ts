@@ -5,7 +5,7 @@ import { GATEWAY_NAMESPACE } from '../../gateway.js';
 import { definitionLines, sideBySide } from '../definition-diff.js';
 import type { ActionOutcome, ConsolePage, ConsoleSources, Html, PageRequest } from '../page.js';
 import { actionForm } from '../page-parts.js';
-import { definitionHash, definitionSubject, PinStore, PINS_FILE, type PinnedDefinition, type PinView } from '../../pins.js';
+import { definitionHash, definitionSubject, PinStore, PINS_FILE, type PinnedDefinition, type PinnedVersion, type PinView } from '../../pins.js';
 import { describeQuarantine } from '../../treatment.js';
 
 const SLUG = 'quarantine';
@@ -24,43 +24,39 @@ interface Waiting {
 }
 
 /** Why a tool waits, from its pin alone (no gateway runs to have scanned it). */
-function pinnedWhy(view: PinView): string {
-  if (view.sha256 === undefined) return `${view.qualified} was held back on first sight (its definition looked suspicious, or approve_new_tools in bulkhead.yaml holds new tools back)`;
-  if (view.sha256 === view.pendingSha256) return `${view.qualified} has a definition that looked suspicious to the scanner and no human approved it yet`;
+function pinnedWhy(view: PinView, pending: PinnedVersion): string {
+  if (!view.inUse) return `${view.qualified} was held back on first sight (its definition looked suspicious, or approve_new_tools in bulkhead.yaml holds new tools back)`;
+  if (view.inUse.sha256 === pending.sha256) return `${view.qualified} has a definition that looked suspicious to the scanner and no human approved it yet`;
   return `${view.qualified} changed its definition since it was approved`;
 }
 
-function fromPin(view: PinView & { pendingSha256: string }): Waiting {
-  const changed = view.sha256 !== undefined && view.sha256 !== view.pendingSha256;
+function fromPin(view: PinView, pending: PinnedVersion): Waiting {
+  const changed = view.inUse !== undefined && view.inUse.sha256 !== pending.sha256;
   return {
     qualified: view.qualified,
-    why: pinnedWhy(view),
+    why: pinnedWhy(view, pending),
     findings: [],
-    ...(changed && view.definition ? { before: view.definition } : {}),
-    after: view.pendingDefinition ?? { missing: 'not kept' },
-    pendingSha256: view.pendingSha256,
+    ...(changed ? { before: view.inUse!.definition } : {}),
+    after: pending.definition,
+    pendingSha256: pending.sha256,
   };
 }
 
 /** The live gateway's quarantine first (with the scanner's findings), then what only the pin file says waits. */
 function waitingTools(sources: ConsoleSources, pins: PinStore): Waiting[] {
   const live = (sources.gateway?.catalog.quarantinedTools() ?? []).map((held): Waiting => {
-    const view = pins.view(held.entry.qualified);
-    const changed = held.reason === 'changed' && view?.definition !== undefined;
+    const inUse = held.reason === 'changed' ? pins.view(held.entry.qualified)?.inUse : undefined;
     return {
       qualified: held.entry.qualified,
       why: describeQuarantine(held),
       findings: held.entry.findings,
-      ...(changed ? { before: view!.definition! } : {}),
+      ...(inUse ? { before: inUse.definition } : {}),
       after: { kept: definitionSubject(held.entry.definition) },
       pendingSha256: definitionHash(held.entry.definition),
     };
   });
   const seen = new Set(live.map((tool) => tool.qualified));
-  const pinned = pins
-    .waiting()
-    .filter((view): view is PinView & { pendingSha256: string } => view.pendingSha256 !== undefined && !seen.has(view.qualified))
-    .map(fromPin);
+  const pinned = pins.waiting().flatMap((view) => (view.pending && !seen.has(view.qualified) ? [fromPin(view, view.pending)] : []));
   return [...live, ...pinned];
 }
 
@@ -133,7 +129,7 @@ async function approve(sources: ConsoleSources, form: URLSearchParams, request: 
     return { ok: false, message: `The approval could not be audited (${errorMessage(error)}); nothing was approved.` };
   }
   const pins = new PinStore(sources.controlDir);
-  const pending = pins.view(tool)?.pendingSha256;
+  const pending = pins.view(tool)?.pending?.sha256;
   if (pending === undefined) return { ok: false, message: `${tool} has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.` };
   const audited = { tool: `pin:${tool}`, caller: request.actor, args: { definition_sha256: sha256 }, durationMs: 0 };
   if (pending !== sha256 || !pins.approve(tool, sha256)) {
