@@ -7,6 +7,7 @@ const benches = {
   web: { module: './web.mjs', about: 'bulkhead-web web_fetch vs mcp-fetch-server: fetch-and-extract time, output size and article quality on the 130 Readability test pages' },
   shell: { module: './shell.mjs', about: 'bulkhead-shell run_shell vs mcp-server-commands and raw bash -c: per-command overhead on 500 trivial commands, without and with the bubblewrap sandbox; classification rate on 10,000 commands' },
   ladder: { module: './ladder.mjs', about: 'ladder work queue: claim+answer throughput with 1/4/8 processes over 10,000 asks vs raw SQLite statements; ladder_search p50/p99 over 100,000 rungs; ladder_tree on 20,000 files' },
+  approvals: { module: './approvals.mjs', about: 'the extra time a pending approval adds to a fs_write call (held and approved at once by a decider polling the store) vs the same call allowed by policy' },
   'tool-search': { module: './tool-search.mjs', about: 'gateway tool_search index: retrieval quality (mcpproxy-golden, MetaTool) and build/search speed (LiveMCPTool)' },
 };
 
