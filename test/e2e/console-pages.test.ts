@@ -144,3 +144,37 @@ describe('the console pages against a running gateway', () => {
     await screenshot(page, 'console-policy');
   });
 });
+
+describe('the console pages with no gateway running (bulkhead console serves them itself)', () => {
+  const CHANGED_WHILE_DOWN = 'Greets someone, and files a report.\n';
+  let served: Awaited<ReturnType<typeof consoleLink>> | undefined;
+  afterAll(async () => {
+    await served?.stop();
+  });
+
+  it('Quarantine from the pin file: a definition that waits is approved, and the next gateway uses it; Servers says no gateway runs', async () => {
+    // The running gateway sees the change and writes it down for a human; then it is stopped.
+    writeFileSync(ws.path('description.txt'), CHANGED_WHILE_DOWN);
+    await expect.poll(async () => text(await call('changing__greet', { who: 'Ada' })), { timeout: 10_000, interval: 200 }).toBe(QUARANTINED);
+    await gateway!.close();
+    gateway = undefined;
+    served = await consoleLink(controlDir);
+    const { page: alone } = await loggedIn(browser, served.link, { javaScriptEnabled: false });
+    await alone.goto(`${served.url}quarantine`);
+    expect(await alone.locator('main > p.muted').first().textContent()).toBe(
+      "No gateway serves this console: these are the tools pins.json says wait for a human (the scanner's findings are shown when the gateway runs).",
+    );
+    const card = alone.locator('section.quarantined[data-tool="changing:greet"]');
+    expect(await card.locator('p.why').textContent()).toBe('changing:greet changed its definition since it was approved');
+    expect(await card.locator('.side-by-side .del').allTextContents()).toEqual([`  ${CHANGED_AGAIN.trim()}`]);
+    expect(await card.locator('.side-by-side .add').allTextContents()).toEqual([`  ${CHANGED_WHILE_DOWN.trim()}`]);
+    await card.getByRole('button', { name: 'Approve this definition' }).click();
+    expect(await alone.locator('p.outcome.ok').textContent()).toMatch(/^Approved the definition of changing:greet that was shown/);
+    await alone.goto(`${served.url}servers`);
+    expect(await alone.locator('main').textContent()).toContain('No gateway serves this console (it was opened with bulkhead console alone), so the state of its servers is not known here.');
+    await served.stop();
+    served = undefined;
+    gateway = await start();
+    expect(text(await call('changing__greet', { who: 'Bo' }))).toContain('hello Bo');
+  });
+});
