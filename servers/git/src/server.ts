@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { createToolServer, DEFAULT_OUTPUT_LIMITS, GitRepository, loadYamlFile, PathGlobSet, Roots, WRITE_PROTECTED_GLOBS, type CommonOptions, type ToolServer } from '@bulkhead/core';
 import type { GitCapabilities } from './context.js';
+import { RepositoryDenyRead } from './lib/deny-read.js';
 import { GIT_POLICY_FILE, gitPolicySchema, type GitPolicy } from './policy.js';
 import { commitChangeset } from './tools/commit_changeset.js';
 import { gitBlame } from './tools/git_blame.js';
@@ -42,7 +43,7 @@ export function createGitServer(options: GitServerOptions): ToolServer {
       paths,
       limits: policy.limits,
       openRepository: (repo) => GitRepository.open(paths, repo, runLimits),
-      denyRead: new PathGlobSet(policy.deny_read),
+      denyRead: new RepositoryDenyRead(policy.deny_read, paths.controlDir),
       lockfiles: new PathGlobSet(policy.lockfiles),
       writeProtected: new PathGlobSet([...WRITE_PROTECTED_GLOBS, ...policy.protect], { ignoreCase: true }),
       committer: policy.committer,

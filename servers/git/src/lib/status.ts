@@ -108,3 +108,14 @@ export class StatusParser {
     if (this.report.entries <= this.maxEntries) list.push(entry);
   }
 }
+
+/** The report without the entries `hides` names (a rename is left out when either of its paths is hidden). */
+export function withoutPrivate(report: StatusReport, hides: (path: string) => boolean): StatusReport {
+  const keep = (entry: StatusEntry) => !hides(entry.path) && (entry.from === undefined || !hides(entry.from));
+  const staged = report.staged.filter(keep);
+  const unstaged = report.unstaged.filter(keep);
+  const conflicted = report.conflicted.filter(keep);
+  const untracked = report.untracked.filter((path) => !hides(path));
+  const removed = report.staged.length - staged.length + report.unstaged.length - unstaged.length + report.conflicted.length - conflicted.length + report.untracked.length - untracked.length;
+  return { ...report, staged, unstaged, conflicted, untracked, entries: report.entries - removed };
+}

@@ -37,9 +37,9 @@ export const gitBlame = defineTool<GitCapabilities, typeof input, typeof output>
     const shown = decodeGitName(pathBytes);
     checkFilePath(pathBytes);
     const path = utf8PathArgument(pathBytes, 'path');
-    const denied = ctx.denyRead.match(shown);
-    if (denied) throw new ToolError(`${shown} is a protected secret (matches \`${denied}\` in deny_read of git_policy.yaml); its lines are not shown`, 'protected');
     const repository = await ctx.openRepository(args.repo);
+    const refusal = ctx.denyRead.refusal(repository, shown, 'its lines are not shown');
+    if (refusal) throw new ToolError(refusal, 'protected');
     const rev = args.rev ?? 'HEAD';
     // The line count first (git blame -L past the end of the file is an error, not a shorter
     // answer), and the commit, so that blame sees exactly the file that was counted.

@@ -39,11 +39,11 @@ export const gitDiff = defineTool<GitCapabilities, typeof input, typeof diffOutp
         runDiff(repository, {
           command: ['diff', ...(args.staged ? ['--cached'] : [])],
           revisions: requests.map((request) => commitRevision(request.value)),
-          pathspec,
+          pathspec: [...pathspec, ...ctx.denyRead.excludes(repository)],
           contextLines: args.context_lines ?? 3,
           statOnly,
           limits: diffLimits(ctx.limits),
-          denyRead: ctx.denyRead,
+          denyRead: ctx.denyRead.in(repository),
           lockfiles: ctx.lockfiles,
           signal: ctx.signal,
         }),

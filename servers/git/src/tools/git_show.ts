@@ -46,11 +46,11 @@ export const gitShow = defineTool<GitCapabilities, typeof input, typeof output>(
     const diff = await runDiff(repository, {
       command: ['diff-tree', '-r', ...(parent === undefined ? ['--root', '--no-commit-id'] : [])],
       revisions: parent === undefined ? [oid] : [parent, oid],
-      pathspec: [],
+      pathspec: ctx.denyRead.excludes(repository),
       contextLines: args.context_lines ?? 3,
       statOnly: false,
       limits: diffLimits(ctx.limits),
-      denyRead: ctx.denyRead,
+      denyRead: ctx.denyRead.in(repository),
       lockfiles: ctx.lockfiles,
       signal: ctx.signal,
     });

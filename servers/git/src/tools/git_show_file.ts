@@ -56,9 +56,9 @@ export const gitShowFile = defineTool<GitCapabilities, typeof input, typeof outp
     const path = repositoryPath(args.path, 'path');
     const shown = decodeGitName(path);
     checkFilePath(path);
-    const denied = ctx.denyRead.match(shown);
-    if (denied) throw new ToolError(`${shown} is a protected secret (matches \`${denied}\` in deny_read of git_policy.yaml); its content is not shown`, 'protected');
     const repository = await ctx.openRepository(args.repo);
+    const refusal = ctx.denyRead.refusal(repository, shown, 'its content is not shown');
+    if (refusal) throw new ToolError(refusal, 'protected');
     const offset = args.offset ?? 1;
     const limit = args.limit ?? ctx.limits.show_file_max_lines;
     const reader = new BlobReader({ offset, limit, maxBytes: ctx.limits.file_max_bytes, lineMaxChars: ctx.limits.line_max_chars, countTotalMaxBytes: COUNT_TOTAL_MAX_BYTES });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineTool, NUL, READ_ONLY_LOCAL, structuredReply, textName, TokenReader } from '@bulkhead/core';
 import type { GitCapabilities } from '../context.js';
 import { repoField } from '../lib/fields.js';
-import { StatusParser, type StatusEntry, type StatusReport } from '../lib/status.js';
+import { StatusParser, withoutPrivate, type StatusEntry, type StatusReport } from '../lib/status.js';
 
 const MAX_RECORD_BYTES = 16 * 1024;
 
@@ -64,7 +64,7 @@ export const gitStatus = defineTool<GitCapabilities, typeof input, typeof output
       onStdout: (chunk) => (reader.push(chunk) ? undefined : 'stop'),
     });
     if (!result.stopped) reader.end();
-    const { report } = parser;
+    const report = withoutPrivate(parser.report, (path) => ctx.denyRead.hides(repository, path));
     const truncated = result.stopped || result.truncated;
     return structuredReply(render(report, truncated, ctx.limits.status_max_entries), {
       branch: report.branch,
