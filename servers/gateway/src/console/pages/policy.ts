@@ -1,7 +1,8 @@
 import { html } from 'hono/html';
 import { errorMessage, loadYamlFile, neutralizeInvisible, PERMISSIONS_FILE, permissionsSchema, type PermissionGate } from '@bulkhead/core';
 import type { CatalogEntry } from '../../catalog.js';
-import type { ConsolePage, ConsoleSources, Html } from '../page.js';
+import { pageHref } from '../layout.js';
+import type { ConsolePage, ConsoleSources, Html, PageRequest } from '../page.js';
 
 /** The lists in the order the gate tries them: deny wins over always_ask and ask, which win over allow. */
 const LISTS = ['deny', 'always_ask', 'ask', 'allow'] as const;
@@ -51,7 +52,7 @@ function rulesTable(policy: PolicyFile): Html {
 </table>`;
 }
 
-function render(sources: ConsoleSources): Html {
+function render(sources: ConsoleSources, request: PageRequest): Html {
   let policy: PolicyFile;
   try {
     policy = readPolicyFile(sources.controlDir);
@@ -60,9 +61,11 @@ function render(sources: ConsoleSources): Html {
   }
   const permissions = sources.permissions;
   const entries = sources.gateway?.catalog.entries() ?? [];
+  const held = sources.gateway?.catalog.quarantinedTools().length ?? 0;
   const tools = sources.gateway
     ? html`<h2>Tools</h2>
 <p class="muted">The decision for a call whose arguments no argument rule (<code>tool(glob)</code>) names; a rule with an argument decides the calls it matches.</p>
+${held > 0 ? html`<p>${held} quarantined tool${held === 1 ? ' is' : 's are'} not listed: ${held === 1 ? 'it is' : 'they are'} refused until approved on the <a href="${pageHref(request.base, { slug: 'quarantine' })}">Quarantine</a> page.</p>` : ''}
 <table id="policy">
 <thead><tr><th>tool</th><th>risk tier</th><th>decision</th><th>what decides it</th></tr></thead>
 <tbody>${entries.map((entry) => toolRow(entry, permissions))}</tbody>
