@@ -13,6 +13,7 @@ import { auditKey, auditVerify, auditVerifyReceipt } from './commands/audit-veri
 import { initConfig } from './commands/config-init.js';
 import { doctor } from './commands/doctor.js';
 import { listTrash, purgeTrash, restoreFromTrash, type TrashOutput } from './commands/trash.js';
+import { approvals } from './commands/approvals.js';
 import { firstParagraph } from './search/index.js';
 import { commandHelp, COMMANDS, overview } from './commands/help.js';
 import { runSetup } from './commands/setup.js';
@@ -39,6 +40,8 @@ interface Flags {
   readonly receipt?: string;
   readonly key?: string;
   readonly print?: boolean;
+  readonly session?: boolean;
+  readonly always?: boolean;
   readonly help?: boolean;
 }
 
@@ -274,6 +277,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'trash':
       return trash(positionals, values);
+    case 'approvals':
+      return approvals(positionals, values, setupFrom(values).controlDir);
     case 'console':
       if (positionals.length) throw new UsageError(`console takes no arguments besides its flags (got ${positionals.join(' ')})`);
       return openConsole({ ...setupFrom(values), print: values.print ?? false });

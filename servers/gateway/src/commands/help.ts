@@ -88,6 +88,16 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     options: { ...FOLDERS, limit: { type: 'string' }, to: { type: 'string' } },
     flags: ['--limit N            (list) most entries (default 50)', '--to PATH            (restore) put it here instead of where it was; never overwrites', ...FOLDER_FLAGS],
   },
+  approvals: {
+    summary: 'calls waiting for a human (clients without elicitation): list, show ID, allow ID [--session | --always], deny ID',
+    usage: 'bulkhead approvals [list | show ID | allow ID [--session | --always] | deny ID]   [--root DIR]... [--config DIR]',
+    options: { ...FOLDERS, session: { type: 'boolean' }, always: { type: 'boolean' } },
+    flags: [
+      '--session            (allow) allow this tool for the rest of the session that asked',
+      '--always             (allow) always allow this tool: adds it under allow: in permissions.yaml, with a comment saying who and when',
+      ...FOLDER_FLAGS,
+    ],
+  },
   console: {
     summary: 'open the web console of the running gateway in the browser (approvals, activity, quarantine, servers, trash, policy); with none running, serve one until Ctrl-C',
     usage: 'bulkhead console [--print] [--root DIR]... [--config DIR]',
