@@ -46,7 +46,7 @@ interface PinFile {
  * What a model reads and sends (title, description, schemas) and what sets the tool's risk tier
  * (annotations, a built-in's declared risk and subject): changing any of them quarantines the tool.
  */
-export function definitionSubject(tool: Tool): Record<string, unknown> {
+function definitionSubject(tool: Tool): Record<string, unknown> {
   const riskMeta = tool._meta ? { risk: tool._meta[RISK_META], subject: tool._meta[SUBJECT_META] } : undefined;
   return { title: tool.title, description: tool.description, inputSchema: tool.inputSchema, outputSchema: tool.outputSchema, annotations: tool.annotations, riskMeta };
 }
@@ -63,6 +63,12 @@ function keptDefinition(tool: Tool): KeptDefinition | undefined {
 
 /** A definition a pin holds, as the console shows it: the definition, or why it is not there. */
 export type PinnedDefinition = { readonly kept: KeptDefinition } | { readonly missing: string };
+
+/** A server's definition as a pin would keep it: a human is shown no more than a pin keeps. */
+export function shownDefinition(tool: Tool): PinnedDefinition {
+  const kept = keptDefinition(tool);
+  return kept ? { kept } : { missing: `it is larger than ${MAX_KEPT_DEFINITION_BYTES / 1024} KB of JSON` };
+}
 
 /** A definition's hash with the definition, as far as the pin keeps it. */
 export interface PinnedVersion {

@@ -253,6 +253,27 @@ describe('Quarantine, from the pin file (no gateway)', () => {
     ]);
   });
 
+  it('does not offer, and refuses, to approve a definition too large to show', async () => {
+    ws = tempWorkspace();
+    const controlDir = ws.path('.bulkhead');
+    const huge = greet(`Greets. ${'padding '.repeat(10_000)}`);
+    const pins = new PinStore(controlDir);
+    pins.check([{ qualified: 'changing:greet', tool: greet('Greets.'), suspicious: false, approveWhenNew: false }]);
+    pins.commit();
+    pins.check([{ qualified: 'changing:greet', tool: huge, suspicious: false, approveWhenNew: false }]);
+    const sources = sourcesFor(controlDir, [ws.root]);
+    const page = await rendered(quarantinePage, sources);
+    expect(page).toContain(`<p class="muted">The definition waiting cannot be shown here: only its hash is kept (sha256 ${definitionHash(huge)}): it is larger than 64 KB, or was pinned by an older version of Bulkhead.</p>`);
+    expect(page).toContain('<p class="muted">The console approves only a definition it has shown; <code>bulkhead approve changing:greet</code> approves it without.</p>');
+    expect(page).not.toContain('/console/quarantine/approve');
+    expect(page).toContain('<form method="post" action="/console/quarantine/keep">');
+    expect(await act(quarantinePage, 'approve', sources, { tool: 'changing:greet', sha256: definitionHash(huge) })).toEqual({
+      ok: false,
+      message: 'The console approves only a definition it has shown, and this one cannot be shown (only its hash is kept (sha256 ' + definitionHash(huge) + '): it is larger than 64 KB, or was pinned by an older version of Bulkhead); nothing was approved. `bulkhead approve changing:greet` approves it without.',
+    });
+    expect(new PinStore(controlDir).pending()).toEqual(['changing:greet']);
+  });
+
   it('shows a tool held back on first sight with its one definition', async () => {
     ws = tempWorkspace();
     const controlDir = ws.path('.bulkhead');

@@ -5,7 +5,7 @@ import { GATEWAY_NAMESPACE } from '../../gateway.js';
 import { definitionLines, sideBySide } from '../definition-diff.js';
 import type { ActionOutcome, ConsolePage, ConsoleSources, Html, PageRequest } from '../page.js';
 import { actionForm } from '../page-parts.js';
-import { definitionHash, definitionSubject, PinStore, PINS_FILE, type PinnedDefinition, type PinnedVersion, type PinView } from '../../pins.js';
+import { definitionHash, PinStore, shownDefinition, PINS_FILE, type PinnedDefinition, type PinnedVersion, type PinView } from '../../pins.js';
 import { describeQuarantine } from '../../treatment.js';
 
 const SLUG = 'quarantine';
@@ -51,7 +51,7 @@ function waitingTools(sources: ConsoleSources, pins: PinStore): Waiting[] {
       why: describeQuarantine(held),
       findings: held.entry.findings,
       ...(inUse ? { before: inUse.definition } : {}),
-      after: { kept: definitionSubject(held.entry.definition) },
+      after: shownDefinition(held.entry.definition),
       pendingSha256: definitionHash(held.entry.definition),
     };
   });
@@ -66,7 +66,7 @@ function cell(side: { line: number; text: string; changed: boolean } | undefined
 }
 
 function definitionView(tool: Waiting): Html {
-  if ('missing' in tool.after) return html`<p class="muted">The definition waiting is not kept in ${PINS_FILE} (${tool.after.missing}); it is shown once the gateway runs.</p>`;
+  if ('missing' in tool.after) return html`<p class="muted">The definition waiting cannot be shown here: ${tool.after.missing}.</p>`;
   const after = definitionLines(tool.after.kept);
   if (!tool.before) {
     return html`<h3>The definition waiting for approval</h3><pre class="definition">${after.join('\n')}</pre>`;
@@ -90,9 +90,11 @@ function toolCard(tool: Waiting, request: PageRequest): Html {
 <p class="why">${neutralizeInvisible(tool.why)}</p>
 ${tool.findings.length > 0 ? html`<p>What looks aimed at the model:</p><ul class="findings">${tool.findings.map((finding) => html`<li>${neutralizeInvisible(finding)}</li>`)}</ul>` : ''}
 ${definitionView(tool)}
-<p class="muted">Approving accepts exactly this definition (sha256 <code>${tool.pendingSha256}</code>); if it changes again first, the approval is refused.</p>
+${'missing' in tool.after
+  ? html`<p class="muted">The console approves only a definition it has shown; <code>bulkhead approve ${tool.qualified}</code> approves it without.</p>`
+  : html`<p class="muted">Approving accepts exactly this definition (sha256 <code>${tool.pendingSha256}</code>); if it changes again first, the approval is refused.</p>`}
 <div class="decisions">
-${actionForm(request, { slug: SLUG }, 'approve', fields, html`<button type="submit" class="allow">Approve this definition</button>`)}
+${'missing' in tool.after ? '' : actionForm(request, { slug: SLUG }, 'approve', fields, html`<button type="submit" class="allow">Approve this definition</button>`)}
 ${actionForm(request, { slug: SLUG }, 'keep', fields, html`<button type="submit" class="deny">Keep quarantined</button>`)}
 </div>
 </section>`;
@@ -129,8 +131,12 @@ async function approve(sources: ConsoleSources, form: URLSearchParams, request: 
     return { ok: false, message: `The approval could not be audited (${errorMessage(error)}); nothing was approved.` };
   }
   const pins = new PinStore(sources.controlDir);
-  const pending = pins.view(tool)?.pending?.sha256;
-  if (pending === undefined) return { ok: false, message: `${tool} has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.` };
+  const waiting = pins.view(tool)?.pending;
+  if (waiting === undefined) return { ok: false, message: `${tool} has no definition waiting for approval (it was approved already, or is no longer quarantined); nothing was approved.` };
+  const pending = waiting.sha256;
+  if ('missing' in waiting.definition && pending === sha256) {
+    return { ok: false, message: `The console approves only a definition it has shown, and this one cannot be shown (${waiting.definition.missing}); nothing was approved. \`bulkhead approve ${tool}\` approves it without.` };
+  }
   const audited = { tool: `pin:${tool}`, caller: request.actor, args: { definition_sha256: sha256 }, durationMs: 0 };
   if (pending !== sha256 || !pins.approve(tool, sha256)) {
     const message = `The definition of ${tool} changed again since this page was shown; nothing was approved. Review the definition shown now.`;
