@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -97,6 +98,24 @@ describe('the shell sandbox hides the control plane\'s private folders', () => {
     const output = await shell.call('task_output', { task_id: task });
     expect(output.text).toContain('cat: .bulkhead/approvals/late.json: No such file or directory\ndone\n');
     expect(output.text).not.toMatch(LEAKS);
+  });
+});
+
+describe('run_in_sandbox, in a throwaway checkout beside the roots', () => {
+  it('shows the roots\' private folders empty as well', async () => {
+    const shell = await startShell({ files: { ...CONTROL_PLANE, 'a.txt': 'a\n' } });
+    try {
+      const git = (...args: string[]) => execFileSync('git', ['-c', 'init.defaultBranch=main', '-c', 'user.name=A', '-c', 'user.email=a@x', ...args], { cwd: shell.ws.root, stdio: 'ignore' });
+      git('init', '-q');
+      git('add', 'a.txt');
+      git('commit', '-q', '-m', 'a');
+      const root = shell.ws.root;
+      const result = await shell.call('run_in_sandbox', { command: `ls -A ${root}/.bulkhead/approvals ${root}/.bulkhead/keys; cat ${root}/.bulkhead/approvals/ap-7f3a.json 2>&1; echo done` });
+      expect(result.text).not.toMatch(LEAKS);
+      expect(result.text).toContain(`${root}/.bulkhead/approvals:\n\n${root}/.bulkhead/keys:\ncat: ${root}/.bulkhead/approvals/ap-7f3a.json: No such file or directory\ndone\n`);
+    } finally {
+      await shell.close();
+    }
   });
 });
 
