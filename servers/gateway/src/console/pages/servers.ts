@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { neutralizeInvisible } from '@bulkhead/core';
+import { neutralizeInvisible, redactText } from '@bulkhead/core';
 import type { Downstream, DownstreamState } from '../../downstream/downstream.js';
 import type { ConsolePage, ConsoleSources, Html } from '../page.js';
 import { noGateway } from '../page-parts.js';
@@ -21,7 +21,7 @@ function serverCard(downstream: Downstream): Html {
 <h2>${downstream.namespace}</h2>
 <dl>
 <dt>state</dt><dd class="state">${STATE_WORDS[downstream.state]}</dd>
-<dt>kind</dt><dd>${downstream.spec.kind}${downstream.spec.builtin ? ' (built-in)' : ' (third-party)'}${downstream.spec.kind === 'http' ? html` <code>${neutralizeInvisible(downstream.spec.url)}</code>` : ''}</dd>
+<dt>kind</dt><dd>${downstream.spec.kind}${downstream.spec.builtin ? ' (built-in)' : ' (third-party)'}${downstream.spec.kind === 'http' ? html` <code>${neutralizeInvisible(redactText(downstream.spec.url))}</code>` : ''}</dd>
 <dt>restarts</dt><dd class="restarts">${downstream.restartCount}</dd>
 <dt>tools</dt><dd class="tools">${downstream.tools.length}</dd>
 ${note ? html`<dt>note</dt><dd>${neutralizeInvisible(note)}</dd>` : ''}
