@@ -385,7 +385,9 @@ describe('with a live gateway', () => {
       '.bulkhead/bulkhead.yaml':
         `restart:\n  budget: 1\n  initial_delay_ms: 50\n  stable_ms: 60000\nservers:\n` +
         `  changing:\n    command: ${process.execPath}\n    args: [${CHANGING_SERVER}, description.txt]\n    trust: [annotations, results]\n` +
-        `  crashy:\n    command: ${process.execPath}\n    args: [${CRASHY_SERVER}, crash-after, "200", "1"]\n`,
+        `  crashy:\n    command: ${process.execPath}\n    args: [${CRASHY_SERVER}, crash-after, "200", "1"]\n` +
+        // Nothing listens on port 9 (discard): the server never comes up.
+        `  remote:\n    url: "http://bulkhead:hunter2-secret@127.0.0.1:9/mcp"\n`,
     });
     controlDir = live.path('.bulkhead');
     gateway = loadGateway({ roots: [live.root], controlDir }).gateway;
@@ -406,6 +408,8 @@ describe('with a live gateway', () => {
     expect(card('crashy')).toContain('<dd class="state">given up</dd>');
     expect(card('crashy')).toContain('<dd class="restarts">1</dd>');
     expect(card('crashy')).toMatch(/<dt>note<\/dt><dd>crashy is down and was given up on after 1 restarts \(last error: /);
+    expect(card('remote')).toContain('<dt>kind</dt><dd>http (third-party) <code>http://bulkhead:[REDACTED]@127.0.0.1:9/mcp</code></dd>');
+    expect(page).not.toContain('hunter2-secret');
     const stderr = /<pre class="stderr">([\s\S]*?)<\/pre>/.exec(card('crashy'))![1]!;
     expect(stderr).toContain('crashy: giving up');
     expect(stderr).not.toContain('ghp_0123456789abcdefghijklmnopqrstuvwxyzAB');
