@@ -27,14 +27,15 @@ export function createFsServer(options: FsServerOptions): ToolServer {
   const roots = [...options.roots, ...policy.roots.map((root) => resolve(options.roots[0]!, root))];
   const paths = new Roots(roots, { controlDir: options.controlDir, denyRead: policy.deny_read, denyReadSource: FS_POLICY_FILE });
   // The control plane's private folders (keys/, approvals/) are kept from searches whatever deny_read says.
-  const denyRead = [...policy.deny_read, ...privateControlFolderGlobs(paths.real, options.controlDir)];
+  const privateRead = privateControlFolderGlobs(paths.real, options.controlDir);
+  const denyRead = [...policy.deny_read, ...privateRead];
   return createToolServer<FsCapabilities>({
     namespace: 'fs',
     version: FS_VERSION,
     instructions: `Read-only access to ${paths.real.join(', ')}. Paths are relative to ${paths.primary}.`,
     tools: fsTools,
     policy,
-    capabilities: { paths, limits: policy.limits, search: chooseSearchEngine(policy.search_engine), denyRead, denyInodes: new DenyInodes(paths.real, denyRead) },
+    capabilities: { paths, limits: policy.limits, search: chooseSearchEngine(policy.search_engine), denyRead, denyInodes: new DenyInodes(paths.real, denyRead, { privateRead }) },
     controlDir: options.controlDir,
     gate: options.gate,
     audit: options.audit,

@@ -14,6 +14,8 @@ export interface DenyInodeOptions {
   readonly ttlMs?: number;
   /** Most entries walked per root; past it every file with several links is refused. */
   readonly maxEntries?: number;
+  /** The globs of `denyRead` that are the control plane's private folders: a link to a file there is refused without naming it. */
+  readonly privateRead?: readonly string[];
 }
 
 interface Index {
@@ -35,6 +37,7 @@ export class DenyInodes {
   private readonly deny: PathGlobSet;
   private readonly ttlMs: number;
   private readonly maxEntries: number;
+  private readonly privateRead: PathGlobSet;
 
   constructor(
     private readonly roots: readonly string[],
@@ -44,6 +47,7 @@ export class DenyInodes {
     this.deny = new PathGlobSet(denyRead);
     this.ttlMs = options.ttlMs ?? 5000;
     this.maxEntries = options.maxEntries ?? 500_000;
+    this.privateRead = new PathGlobSet(options.privateRead ?? []);
   }
 
   /**
@@ -54,6 +58,7 @@ export class DenyInodes {
     if (stat.nlink <= 1 || this.deny.sources.length === 0) return undefined;
     const index = await this.current();
     const name = index.byInode.get(`${stat.dev}:${stat.ino}`);
+    if (name !== undefined && this.privateRead.match(name) !== undefined) return "it is a hard link to a file in the control-plane folder's keys/ or approvals/";
     if (name !== undefined) return `it is a hard link to ${name}, which deny_read protects`;
     if (!index.complete) return `it has ${stat.nlink} hard links and the roots are too large (over ${this.maxEntries} entries) to prove none of them is a deny_read file`;
     return undefined;
