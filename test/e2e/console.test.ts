@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PermissionGate } from '@bulkhead/core';
+import { ApprovalStore, PermissionGate } from '@bulkhead/core';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { consoleLink, launchBrowser, loggedIn, screenshot } from './console-browser.js';
 import { GATEWAY_CLI, text } from './helpers.js';
@@ -26,7 +26,7 @@ async function gatewayIn(ws: TempWorkspace, approvalWaitMs: number): Promise<Ser
   mkdirSync(join(ws.root, '.bulkhead'), { recursive: true });
   writeFileSync(join(ws.root, '.bulkhead', 'permissions.yaml'), `approval_wait_ms: ${approvalWaitMs}\n`);
   const gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], cwd: ws.root });
-  await gateway.client.callTool({ name: 'load_tools', arguments: { names: ['fs_write__write_file'] } });
+  await gateway.client.callTool({ name: 'load_tools', arguments: { names: ['fs_write__write_file', 'fs_write__create_directory'] } });
   return gateway;
 }
 
@@ -100,7 +100,9 @@ describe('a client without elicitation, approved in the console', () => {
     expect(result.isError).toBeFalsy();
     expect(readFileSync(ws.path('notes.txt'), 'utf8')).toBe('first line\nnew line\n');
     const decided = page.locator(`#decided tr[data-approval="${id}"]`);
-    await expect.poll(async () => (await decided.locator('td').allTextContents()).map((cell) => cell.trim())).toEqual([
+    // The held call claimed the decision before it ran; the page says so once it is read again.
+    await page.reload();
+    expect((await decided.locator('td').allTextContents()).map((cell) => cell.trim())).toEqual([
       `fs_write:write_file${id}`,
       'Allowed once',
       'the Bulkhead console (127.0.0.1)',
@@ -119,7 +121,8 @@ describe('a client without elicitation, approved in the console', () => {
     expect(await page.locator('.outcome').textContent()).toMatch(/^Denied: fs_write:write_file \([a-z0-9]+\)\.$/);
     const result = await call;
     expect(result.isError).toBe(true);
-    expect(text(result)).toContain('the Bulkhead console (127.0.0.1)');
+    const id = /\(([a-z0-9]+)\)\.$/.exec((await page.locator('.outcome').textContent())!)![1];
+    expect(text(result)).toMatch(new RegExp(`^Permission denied: the Bulkhead console \\(127\\.0\\.0\\.1\\) denied fs_write:write_file \\(approval ${id}\\) at [^.]+\\. Nothing was run\\.$`));
     expect(() => readFileSync(ws.path('denied.txt'))).toThrow(/ENOENT/);
   });
 
@@ -137,6 +140,22 @@ describe('a client without elicitation, approved in the console', () => {
     } finally {
       await context.close();
     }
+  });
+
+  it('Allow for this session lets the call run, and the next call of that tool runs unasked', async () => {
+    await page.goto(consoleUrl);
+    const mkdir = (path: string) => gateway.client.callTool({ name: 'fs_write__create_directory', arguments: { path } }, undefined, { timeout: 60_000 });
+    const call = mkdir('made/by/session');
+    const card = await pendingCard(page, true);
+    expect(await card.locator('h2').textContent()).toMatch(/^fs_write:create_directory · /);
+    await card.getByRole('button', { name: 'Allow for this session' }).click();
+    await page.waitForURL(/\?outcome=/);
+    expect(await page.locator('.outcome').textContent()).toMatch(/^Allowed for the rest of its session: fs_write:create_directory \([a-z0-9]+\)\.$/);
+    expect((await call).isError).toBeFalsy();
+    const next = await mkdir('made/again');
+    expect(next.isError).toBeFalsy();
+    expect(statSync(ws.path('made/again')).isDirectory()).toBe(true);
+    expect(new ApprovalStore(join(ws.root, '.bulkhead')).pending()).toEqual([]);
   });
 
   it('Always allow writes a rule the real loader reads, and the next call runs unasked', async () => {
@@ -177,6 +196,8 @@ describe('a call that gave up waiting', () => {
     expect(first.isError).toBe(true);
     const id = /approval ([a-z0-9]+)/.exec(text(first))?.[1];
     expect(id).toBeDefined();
+    // Where to approve it: the running console, by its address.
+    expect(text(first)).toContain(`the Bulkhead console (${await bannerUrl(gateway)})`);
     expect(() => readFileSync(ws.path('later.txt'))).toThrow(/ENOENT/);
 
     const link = await consoleLink(join(ws.root, '.bulkhead'));

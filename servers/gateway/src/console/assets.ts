@@ -34,6 +34,8 @@ export const CONSOLE_SCRIPT = `'use strict';
   }
   var events = new EventSource(body.dataset.events);
   events.addEventListener('changed', refresh);
+  // What changed between rendering the page and subscribing (or while reconnecting) was not announced.
+  events.addEventListener('ready', refresh);
 })();
 `;
 
