@@ -54,10 +54,10 @@ export interface ConsoleAppOptions {
   readonly servedBy: string;
 }
 
-type Env = { Bindings: HttpBindings; Variables: { session: ConsoleSession | undefined } };
-
 /** Who is asking, once the secret or the session cookie was checked: a script with the secret has no session (and needs no csrf field). */
 type Caller = { readonly kind: 'session'; readonly session: ConsoleSession } | { readonly kind: 'secret' };
+
+type Env = { Bindings: HttpBindings; Variables: { caller: Caller } };
 
 interface KeptOutcome {
   readonly outcome: ActionOutcome;
@@ -171,14 +171,12 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     return undefined;
   };
 
-  const callers = new WeakMap<Request, Caller>();
   app.use(`${base}/*`, async (c, next) => {
     const caller = callerOf(c);
     if (!caller) return unauthorized(c, 'Log in to the Bulkhead console', 'This browser is not logged in to the console (or its session ended when the console restarted).');
-    callers.set(c.req.raw, caller);
+    c.set('caller', caller);
     return next();
   });
-  const callerFor = (c: Context): Caller => callers.get(c.req.raw)!;
 
   const pageRequest = (c: Context<Env>, caller: Caller): PageRequest => ({
     query: new URLSearchParams(new URL(c.req.url).search),
@@ -215,7 +213,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   const frontPage = pages.find((page) => page.slug === '');
 
   const renderPage = async (c: Context<Env>, page: ConsolePage) => {
-    const caller = callerFor(c);
+    const caller = c.get('caller');
     const request = pageRequest(c, caller);
     const kept = outcomes.get(request.query.get('outcome') ?? '');
     const outcome = kept && kept.owner === ownerOf(caller) ? kept.outcome : undefined;
@@ -230,7 +228,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   });
 
   app.post(`${base}/:segment/:action`, async (c) => {
-    const caller = callerFor(c);
+    const caller = c.get('caller');
     const site = c.req.header('sec-fetch-site');
     if (site !== undefined && site !== 'same-origin') return text(c, 403, REFUSALS.crossSite);
     const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
