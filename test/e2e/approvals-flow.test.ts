@@ -1,77 +1,19 @@
 // The second channel of `ask`, as a user meets it with a client that has no elicitation (Claude
 // Desktop): the call waits as a pending approval, a human decides it from another process with
-// `bulkhead approvals`, and the call runs or is refused. Real processes throughout: bulkhead-fs-write
-// served alone over stdio (a Claude Desktop entry), and the gateway over stdio and Streamable HTTP.
-import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir, userInfo } from 'node:os';
+// `bulkhead approvals`, and the call runs or is refused. Real processes: bulkhead-fs-write served
+// alone over stdio, as a Claude Desktop entry starts it (the gateway: approvals-gateway.test.ts).
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { LoggingMessageNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ApprovalStore, PermissionGate } from '@bulkhead/core';
-import { startHttpServer, startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { GATEWAY_CLI, text } from './helpers.js';
+import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { auditOf, bulkhead, decide, fakeNotifySend, ID, idIn, listen } from './approvals-helpers.js';
+import { text } from './helpers.js';
 
 const FS_WRITE_CLI = fileURLToPath(new URL('../../servers/fs-write/dist/cli.js', import.meta.url));
-const ID = '[a-km-np-z2-9]{8}';
-
-/** `bulkhead …` as a user runs it in a terminal: exit code and output. */
-function bulkhead(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [GATEWAY_CLI, ...args], { encoding: 'utf8' }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code) : 0, stdout, stderr }));
-  });
-}
-
-/** The human's decision, made in a terminal as they would make it: `bulkhead approvals allow|deny`. */
-async function decide(controlDir: string, id: string, decision: 'once' | 'session' | 'always' | 'deny'): Promise<void> {
-  const words = { once: ['allow', id], session: ['allow', id, '--session'], always: ['allow', id, '--always'], deny: ['deny', id] }[decision];
-  const done = await bulkhead(['approvals', ...words, '--config', controlDir]);
-  expect(done.code, done.stderr).toBe(0);
-}
-
-/** The MCP log notifications a client received, and the approval ids they named. */
-function listen(client: Client): { notices: string[]; nextId: () => Promise<string> } {
-  const notices: string[] = [];
-  let seen = 0;
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
-    notices.push(`${notification.params.level} ${notification.params.logger}: ${String(notification.params.data)}`);
-  });
-  return {
-    notices,
-    /** The id of the next approval a held call announces. */
-    nextId: async () => {
-      await expect.poll(() => notices.length, { timeout: 15_000, interval: 20 }).toBeGreaterThan(seen);
-      const notice = notices[seen++]!;
-      return new RegExp(`\\(approval (${ID})\\)`).exec(notice)![1]!;
-    },
-  };
-}
-
-/** A real `notify-send` stand-in: a script on PATH that writes its arguments, one per line, to a file. */
-function fakeNotifySend(): { folder: string; calls: () => string[][] } {
-  const folder = mkdtempSync(join(tmpdir(), 'bulkhead-notify-'));
-  const log = join(folder, 'calls.log');
-  writeFileSync(join(folder, 'notify-send'), `#!/bin/sh\nfor arg in "$@"; do printf '%s\\n' "$arg"; done >> '${log}'\nprintf '%s\\n' '--end--' >> '${log}'\n`);
-  chmodSync(join(folder, 'notify-send'), 0o755);
-  return {
-    folder,
-    calls: () =>
-      existsSync(log)
-        ? readFileSync(log, 'utf8')
-            .split('--end--\n')
-            .filter(Boolean)
-            .map((call) => call.trimEnd().split('\n'))
-        : [],
-  };
-}
-
-const auditOf = (file: string) =>
-  readFileSync(file, 'utf8')
-    .trimEnd()
-    .split('\n')
-    .map((line) => JSON.parse(line) as { tool: string; decision: string; outcome: string; approval?: { id: string; by?: string } });
 
 describe('bulkhead-fs-write served alone over stdio, to a client without elicitation', () => {
   let ws: TempWorkspace;
@@ -239,7 +181,7 @@ describe('approval_wait_ms: 0', () => {
     const controlDir = ws.path('.bulkhead');
     const asked = await write('one\n');
     expect(asked.isError).toBe(true);
-    const id = new RegExp(`\\(approval (${ID})\\)`).exec(text(asked))![1]!;
+    const id = idIn(text(asked));
     expect(text(asked)).toBe(
       `fs_write:write_file is waiting for a human's approval (approval ${id}); nothing was run yet. Approve it in the Bulkhead console (run \`bulkhead console --config ${controlDir}\` to open the console) or in a terminal: bulkhead approvals allow ${id} --config ${controlDir}. Then make the same call again (same tool, same arguments): it runs without asking again.`,
     );
@@ -254,116 +196,5 @@ describe('approval_wait_ms: 0', () => {
     expect(readFileSync(ws.path('now.txt'), 'utf8')).toBe('one\n');
     // The allow-once is spent.
     expect(text(await write('one\n'))).toMatch(new RegExp(`^fs_write:write_file is waiting for a human's approval \\(approval (?!${id})${ID}\\)`));
-  });
-});
-
-describe('the gateway holds the calls of its downstreams', () => {
-  let ws: TempWorkspace;
-  let server: ServerProcess;
-  let listener: ReturnType<typeof listen>;
-  let controlDir: string;
-
-  beforeAll(async () => {
-    ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'approval_wait_ms: 1500\n' });
-    controlDir = ws.path('.bulkhead');
-    server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
-    listener = listen(server.client);
-  });
-
-  afterAll(async () => {
-    await server?.close();
-    ws?.cleanup();
-  });
-
-  const write = (content: string) => server.client.callTool({ name: 'call_tool', arguments: { name: 'fs_write__write_file', arguments: { path: 'g.txt', content } } });
-
-  it('answers a call not decided in time with its id and the console, and runs the identical retry once a human approved it', async () => {
-    const waited = await write('gateway\n');
-    expect(waited.isError).toBe(true);
-    const id = new RegExp(`\\(approval (${ID})\\)`).exec(text(waited))![1]!;
-    // The gateway serves the console itself, so the reply names its address.
-    expect(text(waited)).toMatch(
-      new RegExp(
-        `^fs_write:write_file is waiting for a human's approval \\(approval ${id}\\); nothing was run yet\\. Approve it in the Bulkhead console \\(http://127\\.0\\.0\\.1:\\d+/console/\\) or in a terminal: bulkhead approvals allow ${id} --config ${controlDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\. Then make the same call again`,
-      ),
-    );
-    expect(listener.notices[0]).toMatch(new RegExp(`^warning bulkhead-gateway: fs_write:write_file waits for a human's approval \\(approval ${id}\\) for up to 1\\.5 s\\. `));
-    const approval = new ApprovalStore(controlDir).get(id)!;
-    expect(approval).toMatchObject({ server: 'gateway', tool: 'fs_write:write_file', state: 'timed_out', offers: ['once', 'session', 'always', 'deny'] });
-    expect(approval.prompt).toContain('What will happen (the tool\'s preview):');
-    expect(existsSync(ws.path('g.txt'))).toBe(false);
-
-    await decide(controlDir, id, 'once');
-    const retried = await write('gateway\n');
-    expect(text(retried)).toMatch(/^Created g\.txt/);
-    expect(readFileSync(ws.path('g.txt'), 'utf8')).toBe('gateway\n');
-    expect(text(await write('other\n'))).toMatch(new RegExp(`^fs_write:write_file is waiting for a human's approval \\(approval (?!${id})${ID}\\)`));
-    const decisions = auditOf(join(controlDir, 'audit', 'gateway.jsonl'))
-      .filter((entry) => entry.tool === 'fs_write:write_file')
-      .map((entry) => [entry.decision, entry.outcome, entry.approval?.id === id]);
-    expect(decisions).toEqual([
-      ['ask:pending', 'error', true],
-      ['ask:approved', 'ok', true],
-      ['ask:pending', 'error', false],
-    ]);
-  });
-
-  it('gives the model no way to decide: no tool finds or reaches the approvals, and fs_write and fs refuse the store', async () => {
-    const waiting = await write('the model wants this\n');
-    const pendingFile = new ApprovalStore(controlDir).get(new RegExp(`\\(approval (${ID})\\)`).exec(text(waiting))![1]!)!;
-    const searched = (await server.client.callTool({ name: 'tool_search', arguments: { query: 'approve pending approval decision allow deny', limit: 50 } })).structuredContent as { results: { name: string }[] };
-    expect(searched.results.map((result) => result.name).filter((name) => /approv|console|decid/i.test(name))).toEqual([]);
-    for (const name of ['approvals__allow', 'gateway__approvals', 'console__approve']) {
-      const reached = await server.client.callTool({ name: 'call_tool', arguments: { name, arguments: { id: pendingFile.id } } });
-      expect(reached.isError).toBe(true);
-    }
-    // A forged decision file: the write asks like any other, and even a human's allow does not get it past fs_write's hard boundary.
-    const decisionPath = `.bulkhead/approvals/${pendingFile.id}.decision.json`;
-    const forge = () =>
-      server.client.callTool({
-        name: 'call_tool',
-        arguments: { name: 'fs_write__write_file', arguments: { path: decisionPath, content: JSON.stringify({ decision: 'once', by: 'the model', at: '2026-01-01T00:00:00.000Z' }) } },
-      });
-    const forged = await forge();
-    const forgedId = new RegExp(`^fs_write:write_file is waiting for a human's approval \\(approval (${ID})\\)`).exec(text(forged))![1]!;
-    await decide(controlDir, forgedId, 'once');
-    expect(await forge()).toMatchObject({ isError: true, content: [{ type: 'text', text: `${decisionPath} is inside the control-plane folder ${controlDir}; tools never write there` }] });
-    const read = await server.client.callTool({ name: 'fs__read_file', arguments: { path: `.bulkhead/approvals/${pendingFile.id}.json` } });
-    expect(read.isError).toBe(true);
-    expect(text(read)).not.toContain(pendingFile.callSha256);
-    expect(existsSync(join(controlDir, 'approvals', `${pendingFile.id}.decision.json`))).toBe(false);
-    expect(new ApprovalStore(controlDir).get(pendingFile.id)!.decision).toBeUndefined();
-  });
-});
-
-describe('the gateway over Streamable HTTP', () => {
-  let ws: TempWorkspace;
-  let server: ServerProcess;
-
-  beforeAll(async () => {
-    ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'approval_wait_ms: 20000\n' });
-    server = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
-  });
-
-  afterAll(async () => {
-    await server?.close();
-    ws?.cleanup();
-  });
-
-  it('holds the call on its request, with progress on the stream, and runs it once a human allows it', async () => {
-    const controlDir = ws.path('.bulkhead');
-    const listener = listen(server.client);
-    const progress: string[] = [];
-    const call = server.client.callTool({ name: 'call_tool', arguments: { name: 'fs_write__write_file', arguments: { path: 'h.txt', content: 'over http\n' } } }, undefined, {
-      onprogress: (update) => progress.push(update.message ?? ''),
-      resetTimeoutOnProgress: true,
-    });
-    const id = await listener.nextId();
-    await expect.poll(() => progress.length, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(1);
-    expect(progress[0]).toMatch(new RegExp(`^waiting for approval ${id}…`));
-    expect(new ApprovalStore(controlDir).get(id)).toMatchObject({ server: 'gateway', state: 'waiting' });
-    await decide(controlDir, id, 'once');
-    expect(text(await call)).toMatch(/^Created h\.txt/);
-    expect(readFileSync(ws.path('h.txt'), 'utf8')).toBe('over http\n');
   });
 });

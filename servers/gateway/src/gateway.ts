@@ -27,7 +27,6 @@ import {
   parseArguments,
   checkArgumentBounds,
   parseToolPattern,
-  principalOf,
   PREVIEW_BY_DRY_RUN,
   PREVIEW_META,
   toJsonSchema,
@@ -350,7 +349,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         }
       : undefined;
 
-  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'principal' | 'clientCanElicit' | 'sessionApprovals'>, gate: GateMode): Promise<CallToolResult> => {
+  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'>, gate: GateMode): Promise<CallToolResult> => {
     const preview = dryRunPreview(entry, call.signal);
     const state: CallState = {
       target: {
@@ -365,7 +364,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       extra: call.extra,
       signal: call.signal,
       caller: call.caller,
-      principal: call.principal,
       clientCanElicit: call.clientCanElicit,
       ...(call.sessionApprovals ? { sessionApprovals: call.sessionApprovals } : {}),
       decision: 'none',
@@ -422,8 +420,6 @@ export function createGateway(options: GatewayOptions): Gateway {
         extra,
         signal: extra.signal,
         caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
-        // Whose identical retry may use a pending approval's decision.
-        principal: principalOf(extra.authInfo),
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
         // Reaches call_tool's calls too: its context's state is this object.
         sessionApprovals: approvals.for(extra.authInfo?.token),

@@ -135,7 +135,8 @@ function holdForApproval(state: CallState, decision: Decision, assessment: RiskA
     tool: state.qualifiedName,
     args: state.args,
     caller: state.caller,
-    principal: state.principal,
+    // Whose identical retry may use the decision: the token's owner, or else the token itself (a gateway's tokens name no owner).
+    principal: state.principal ?? state.extra.authInfo?.clientId,
     reason: decision.reason,
     offers,
     waitMs,
