@@ -4,9 +4,10 @@ import { existsSync, lstatSync, readdirSync, readFileSync, symlinkSync } from 'n
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { FS_CLI, GATEWAY_CLI, GIT_CLI, SHELL_CLI, text } from './helpers.js';
+import { FS_CLI, GATEWAY_CLI, GIT_CLI, SHELL_CLI, text, WEB_CLI } from './helpers.js';
 
 /**
  * The attacks of a model on the control plane's private folders, through the built CLIs as a
@@ -23,6 +24,7 @@ const CONTROL_PLANE = {
   '.bulkhead/shell_policy.yaml': 'enabled: true\n',
   'notes.txt': 'ordinary notes\n',
 };
+const FS_WRITE_CLI = fileURLToPath(new URL('../../servers/fs-write/dist/cli.js', import.meta.url));
 const VALUES = /CONSOLE_SECRET|TOKEN_SECRET|APPROVAL_SECRET|4242/;
 const NAMES = /ap-7f3a|console\.secret|http\.token|consoles/;
 /** Matches every secret value but not itself: the audit log keeps every pattern searched for. */
@@ -79,6 +81,44 @@ async function fsReadAttacks(call: Call, ws: TempWorkspace, controlFiles: readon
   expect(listed.text).toContain('\n  approvals-link -> (hidden: pending approvals, decided by a human)\n');
 }
 
+/** The writing attacks, the same standalone and behind the gateway. */
+async function fsWriteAttacks(call: Call, ws: TempWorkspace): Promise<void> {
+  const before = fingerprint(ws);
+  const control = ws.path('.bulkhead');
+  const inControlPlane = (path: string) => `${path} is inside the control-plane folder ${control}; tools never write there`;
+  const attempts: [string, Record<string, unknown>, string][] = [
+    ['fs_write:write_file', { path: '.bulkhead/approvals/ap-7f3a.decision.json', content: '{"decision":"once"}' }, inControlPlane('.bulkhead/approvals/ap-7f3a.decision.json')],
+    ['fs_write:write_file', { path: '.bulkhead/approvals/x.decision.json', content: '{"decision":"always"}' }, inControlPlane('.bulkhead/approvals/x.decision.json')],
+    ['fs_write:write_file', { path: '.bulkhead/keys/console.secret', content: 'guessed' }, inControlPlane('.bulkhead/keys/console.secret')],
+    ['fs_write:write_file', { path: 'approvals-link/forged.decision.json', content: '{"decision":"once"}' }, inControlPlane('approvals-link/forged.decision.json')],
+    ['fs_write:edit_file', { path: '.bulkhead/approvals/ap-7f3a.json', old_string: 'APPROVAL_SECRET', new_string: 'changed' }, inControlPlane('.bulkhead/approvals/ap-7f3a.json')],
+    ['fs_write:create_directory', { path: '.bulkhead/approvals/sub' }, inControlPlane('.bulkhead/approvals/sub')],
+    ['fs_write:move_path', { source: '.bulkhead/approvals/ap-7f3a.json', destination: 'stolen.json' }, inControlPlane('.bulkhead/approvals/ap-7f3a.json')],
+    ['fs_write:move_path', { source: '.bulkhead/approvals', destination: 'approvals-copy' }, inControlPlane('.bulkhead/approvals')],
+    ['fs_write:move_path', { source: 'notes.txt', destination: '.bulkhead/approvals/ap-9999.json' }, inControlPlane('.bulkhead/approvals/ap-9999.json')],
+    ['fs_write:move_path', { source: 'notes.txt', destination: 'approvals-link/ap-9999.json' }, inControlPlane('approvals-link/ap-9999.json')],
+    ['fs_write:delete_path', { path: '.bulkhead/approvals/ap-7f3a.json' }, inControlPlane('.bulkhead/approvals/ap-7f3a.json')],
+    ['fs_write:delete_path', { path: '.bulkhead/keys' }, inControlPlane('.bulkhead/keys')],
+    ['fs_write:delete_path', { path: 'approvals-link/ap-7f3a.json' }, inControlPlane('approvals-link/ap-7f3a.json')],
+    // Look-alikes in the control-plane folder are in it: refused as it is.
+    ['fs_write:write_file', { path: '.bulkhead/APPROVALS/x.decision.json', content: 'x' }, inControlPlane('.bulkhead/APPROVALS/x.decision.json')],
+    ['fs_write:write_file', { path: '.bulkhead/ａｐｐｒｏｖａｌｓ/x.decision.json', content: 'x' }, inControlPlane('.bulkhead/ａｐｐｒｏｖａｌｓ/x.decision.json')],
+    // A case variant of the control-plane folder is refused as it would be on a case-insensitive file system.
+    ['fs_write:write_file', { path: '.BULKHEAD/approvals/x.decision.json', content: 'x' }, inControlPlane('.BULKHEAD/approvals/x.decision.json')],
+  ];
+  for (const [tool, args, refusal] of attempts) expect(await call(tool, args), `${tool} ${JSON.stringify(args)}`).toEqual({ isError: true, text: refusal });
+  // Look-alikes outside the control-plane folder are other folders: written where they are, and nothing reaches the real one.
+  for (const path of ['approvals/x.decision.json', '.bulkhead\u200b/approvals/x.decision.json', 'keys/console.secret']) {
+    const written = await call('fs_write:write_file', { path, content: 'look-alike' });
+    expect(written.isError, path).toBe(false);
+    expect(readFileSync(ws.path(path), 'utf8')).toBe('look-alike');
+  }
+  expect(fingerprint(ws)).toBe(before);
+  expect(existsSync(ws.path('stolen.json'))).toBe(false);
+  expect(existsSync(ws.path('approvals-copy'))).toBe(false);
+  expect(readFileSync(ws.path('notes.txt'), 'utf8')).toBe('ordinary notes\n');
+}
+
 function workspace(): TempWorkspace {
   const ws = tempWorkspace(CONTROL_PLANE, 'bulkhead-private-');
   symlinkSync('.bulkhead', ws.path('control-link'));
@@ -100,6 +140,19 @@ describe('bulkhead-fs served alone', () => {
 
   it('refuses, hides and never lists keys/ and approvals/', async () => {
     await fsReadAttacks(caller(server, false), ws);
+  });
+});
+
+describe('bulkhead-fs-write served alone', () => {
+  it('writes, creates, moves in and out of, and deletes nothing there', async () => {
+    const ws = workspace();
+    const server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    try {
+      await fsWriteAttacks(caller(server, false), ws);
+    } finally {
+      await server.close();
+      ws.cleanup();
+    }
   });
 });
 
@@ -131,40 +184,7 @@ describe('the gateway over stdio, with every compartment', () => {
   });
 
   it('fs_write: writes, creates, moves in and out of, and deletes nothing there, also through a planted symlink', async () => {
-    const before = fingerprint(ws);
-    const control = ws.path('.bulkhead');
-    const inControlPlane = (path: string) => `${path} is inside the control-plane folder ${control}; tools never write there`;
-    const attempts: [string, Record<string, unknown>, string][] = [
-      ['fs_write:write_file', { path: '.bulkhead/approvals/ap-7f3a.decision.json', content: '{"decision":"once"}' }, inControlPlane('.bulkhead/approvals/ap-7f3a.decision.json')],
-      ['fs_write:write_file', { path: '.bulkhead/approvals/x.decision.json', content: '{"decision":"always"}' }, inControlPlane('.bulkhead/approvals/x.decision.json')],
-      ['fs_write:write_file', { path: '.bulkhead/keys/console.secret', content: 'guessed' }, inControlPlane('.bulkhead/keys/console.secret')],
-      ['fs_write:write_file', { path: 'approvals-link/forged.decision.json', content: '{"decision":"once"}' }, inControlPlane('approvals-link/forged.decision.json')],
-      ['fs_write:edit_file', { path: '.bulkhead/approvals/ap-7f3a.json', old_string: 'APPROVAL_SECRET', new_string: 'changed' }, inControlPlane('.bulkhead/approvals/ap-7f3a.json')],
-      ['fs_write:create_directory', { path: '.bulkhead/approvals/sub' }, inControlPlane('.bulkhead/approvals/sub')],
-      ['fs_write:move_path', { source: '.bulkhead/approvals/ap-7f3a.json', destination: 'stolen.json' }, inControlPlane('.bulkhead/approvals/ap-7f3a.json')],
-      ['fs_write:move_path', { source: '.bulkhead/approvals', destination: 'approvals-copy' }, inControlPlane('.bulkhead/approvals')],
-      ['fs_write:move_path', { source: 'notes.txt', destination: '.bulkhead/approvals/ap-9999.json' }, inControlPlane('.bulkhead/approvals/ap-9999.json')],
-      ['fs_write:move_path', { source: 'notes.txt', destination: 'approvals-link/ap-9999.json' }, inControlPlane('approvals-link/ap-9999.json')],
-      ['fs_write:delete_path', { path: '.bulkhead/approvals/ap-7f3a.json' }, inControlPlane('.bulkhead/approvals/ap-7f3a.json')],
-      ['fs_write:delete_path', { path: '.bulkhead/keys' }, inControlPlane('.bulkhead/keys')],
-      ['fs_write:delete_path', { path: 'approvals-link/ap-7f3a.json' }, inControlPlane('approvals-link/ap-7f3a.json')],
-      // Look-alikes in the control-plane folder are in it: refused as it is.
-      ['fs_write:write_file', { path: '.bulkhead/APPROVALS/x.decision.json', content: 'x' }, inControlPlane('.bulkhead/APPROVALS/x.decision.json')],
-      ['fs_write:write_file', { path: '.bulkhead/ａｐｐｒｏｖａｌｓ/x.decision.json', content: 'x' }, inControlPlane('.bulkhead/ａｐｐｒｏｖａｌｓ/x.decision.json')],
-      // A case variant of the control-plane folder is refused as it would be on a case-insensitive file system.
-      ['fs_write:write_file', { path: '.BULKHEAD/approvals/x.decision.json', content: 'x' }, inControlPlane('.BULKHEAD/approvals/x.decision.json')],
-    ];
-    for (const [tool, args, refusal] of attempts) expect(await call(tool, args), `${tool} ${JSON.stringify(args)}`).toEqual({ isError: true, text: refusal });
-    // Look-alikes outside the control-plane folder are other folders: written where they are, and nothing reaches the real one.
-    for (const path of ['approvals/x.decision.json', '.bulkhead\u200b/approvals/x.decision.json', 'keys/console.secret']) {
-      const written = await call('fs_write:write_file', { path, content: 'look-alike' });
-      expect(written.isError, path).toBe(false);
-      expect(readFileSync(ws.path(path), 'utf8')).toBe('look-alike');
-    }
-    expect(fingerprint(ws)).toBe(before);
-    expect(existsSync(ws.path('stolen.json'))).toBe(false);
-    expect(existsSync(ws.path('approvals-copy'))).toBe(false);
-    expect(readFileSync(ws.path('notes.txt'), 'utf8')).toBe('ordinary notes\n');
+    await fsWriteAttacks(call, ws);
   });
 
   it('shell: the sandbox shows both folders empty and read-only', async () => {
@@ -280,11 +300,14 @@ describe('web_fetch and a console on 127.0.0.1', () => {
     '[::ffff:7f00:1]': `127.0.0.1 ${LOOPBACK}`,
   };
 
-  it('is refused by the SSRF guard, with the secret in the URL or not, and nothing reaches the page', async () => {
+  it.each([
+    ['bulkhead-web alone', WEB_CLI, [], false],
+    ['the gateway', GATEWAY_CLI, ['start'], true],
+  ] as const)('is refused by the SSRF guard of %s, with the secret in the URL or not, and nothing reaches the page', async (_name, script, command, viaGateway) => {
     const ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'allow:\n  - web\n', '.bulkhead/bulkhead.yaml': 'servers:\n  web: {}\n' });
-    const server = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    const server = await startStdioServer({ script, args: [...command, '--root', ws.root] });
     try {
-      const call = caller(server, true);
+      const call = caller(server, viaGateway);
       for (const url of [`http://127.0.0.1:${port}/console/?secret=CONSOLE_SECRET_0123`, `http://127.0.0.1:${port}/console/approvals/ap-7f3a`, `http://localhost:${port}/console/`, `http://[::ffff:127.0.0.1]:${port}/console/`]) {
         const fetched = await call('web:web_fetch', { url });
         expect(fetched.isError, url).toBe(true);
