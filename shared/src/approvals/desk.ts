@@ -151,7 +151,11 @@ export class ApprovalDesk {
 
     const decided = call.waitMs > 0 ? await this.waitFor(store, id, call) : undefined;
     if (!decided) {
-      store.markTimedOut(id);
+      try {
+        store.markTimedOut(id);
+      } catch {
+        // Only what the console shows: the identical retry finds the approval whatever its state says.
+      }
       return {
         kind: 'refused',
         decision: 'ask:pending',
