@@ -57,8 +57,9 @@ function makePrivateFolders(controlDir: string): void {
   for (const { name } of Object.values(PRIVATE_CONTROL_FOLDERS)) {
     try {
       mkdirSync(join(controlDir, name), { mode: 0o700 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } catch {
+      // There already, or a control-plane folder this user cannot write: then the gate, run as the
+      // same user, cannot make the folder either, and the command runs all the same.
     }
   }
 }
