@@ -270,6 +270,31 @@ describe('decide', () => {
     ]);
   });
 
+  it('a deny made while an always waits to write its rule waits its turn, so the rule never outlives a lost decision', async () => {
+    const approval = store.create(newApproval());
+    const decide = (decision: string) =>
+      run(process.execPath, [
+        '--input-type=module',
+        '-e',
+        `const { ApprovalStore } = await import(${JSON.stringify(CORE)}); try { new ApprovalStore(${JSON.stringify(controlDir)}).decide(${JSON.stringify(approval.id)}, '${decision}', '${decision}r'); process.stdout.write('won'); } catch (error) { process.stdout.write(error.message); }`,
+      ]);
+    // The test holds permissions.yaml's lock, so the always stops between its checks and its rule.
+    const permissionsLock = join(controlDir, 'permissions.yaml.lock');
+    writeFileSync(permissionsLock, 'test\n');
+    const always = decide('always');
+    await until(() => existsSync(join(store.folder, `${approval.id}.deciding`)), 'the always to start deciding', 15_000);
+    const deny = decide('deny');
+    await new Promise((done) => setTimeout(done, 700));
+    rmSync(permissionsLock);
+    const [alwaysSaid, denySaid] = await Promise.all([always, deny]);
+    const winner = store.get(approval.id)!.decision!;
+    expect(alwaysSaid.stdout).toBe('won');
+    expect(denySaid.stdout).toBe(`approval ${approval.id} was already decided: ${describeDecision(winner)}`);
+    expect(winner).toMatchObject({ decision: 'always', by: 'alwaysr' });
+    expect(readFileSync(join(controlDir, 'permissions.yaml'), 'utf8')).toContain('  - fs_write:write_file\n');
+    expect(readdirSync(store.folder)).toEqual([`${approval.id}.decision.json`, `${approval.id}.json`]);
+  });
+
   it('always with a permissions.yaml that cannot take the rule leaves the approval undecided and the file as it was', () => {
     const approval = store.create(newApproval());
     const file = join(controlDir, 'permissions.yaml');

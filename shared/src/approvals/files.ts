@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, lstatSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import type { z } from 'zod';
 
 /** A temp name beside `file` that no other writer (process or call) picks. */
@@ -73,3 +73,36 @@ export function exists(file: string): boolean {
 }
 
 export { removeQuietly };
+
+const LOCK_WAIT_MS = 5_000;
+/** A lock this old was left by a process that died (the work it guards takes milliseconds). */
+const LOCK_STALE_MS = 15_000;
+const LOCK_RETRY_MS = 20;
+
+function sleep(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Runs `work` holding the file `lock` (created exclusively, so one holder at a time across
+ * processes); throws `busy()` when another holder keeps it past a few seconds. A lock left by a
+ * process that died is taken over.
+ */
+export function withLock<T>(lock: string, busy: () => Error, work: () => T): T {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  while (!createExclusive(lock, `${process.pid}\n`, 0o600)) {
+    try {
+      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
+    } catch {
+      // Released meanwhile: try again at once.
+      continue;
+    }
+    if (Date.now() > deadline) throw busy();
+    sleep(LOCK_RETRY_MS);
+  }
+  try {
+    return work();
+  } finally {
+    removeQuietly(lock);
+  }
+}

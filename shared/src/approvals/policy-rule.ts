@@ -1,12 +1,12 @@
-import { lstatSync, mkdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { lstatSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Scalar, type YAMLSeq } from 'yaml';
 import { canonicalJson } from '../audit/chain.js';
 import { loadYamlFile } from '../config/yaml-file.js';
 import { ConfigError } from '../errors.js';
 import { parseToolPattern } from '../names.js';
 import { permissionsSchema, PERMISSIONS_FILE } from '../permissions/schema.js';
-import { createExclusive, replaceAtomically } from './files.js';
+import { replaceAtomically, withLock } from './files.js';
 import { ApprovalError } from './types.js';
 import { minuteTime, oneLine } from './wording.js';
 
@@ -16,10 +16,6 @@ const NEW_FILE_MODE = 0o644;
 const NEW_FILE_HEADER =
   '# Bulkhead permissions (docs/configuration.md): deny wins over ask wins over allow; calls no list\n' +
   '# names follow autonomy over risk (supervised unless autonomy is set here).\n';
-/** Writers of permissions.yaml take turns, so two decisions at once both land. */
-const LOCK_WAIT_MS = 5_000;
-const LOCK_STALE_MS = 15_000;
-const LOCK_RETRY_MS = 20;
 
 export interface AllowRuleOrigin {
   /** Who decided (`bulkhead approvals (user alice)`). */
@@ -45,36 +41,6 @@ export function describeAllowRule(written: WrittenAllowRule): string {
 
 function refuse(qualifiedName: string, problem: string): ApprovalError {
   return new ApprovalError(`the always rule for ${qualifiedName} was not written: ${problem}`);
-}
-
-function sleep(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
-/** Runs `work` holding `<file>.lock` (created exclusively; one left by a writer that died is taken over after a while). */
-function withLock<T>(file: string, qualifiedName: string, work: () => T): T {
-  const lock = `${file}.lock`;
-  mkdirSync(dirname(file), { recursive: true });
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  while (!createExclusive(lock, `${process.pid}\n`, 0o600)) {
-    try {
-      if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) unlinkSync(lock);
-    } catch {
-      // Released meanwhile: try again at once.
-      continue;
-    }
-    if (Date.now() > deadline) throw refuse(qualifiedName, `${lock} is held by another writer (remove it if no bulkhead process is deciding)`);
-    sleep(LOCK_RETRY_MS);
-  }
-  try {
-    return work();
-  } finally {
-    try {
-      unlinkSync(lock);
-    } catch {
-      // Taken over as stale: the other writer removes it.
-    }
-  }
 }
 
 /** The text of the file, undefined when there is none; a symbolic link or anything but a regular file is refused. */
@@ -200,7 +166,10 @@ function parsesTo(text: string, expected: unknown): boolean {
 export function addAllowRule(controlDir: string, qualifiedName: string, origin: AllowRuleOrigin): WrittenAllowRule {
   if (!EXACT_TOOL_NAME.test(qualifiedName)) throw refuse(qualifiedName, 'it is not one exact tool name (namespace:tool, without glob characters or an argument matcher)');
   const file = join(controlDir, PERMISSIONS_FILE);
-  return withLock(file, qualifiedName, () => {
+  mkdirSync(controlDir, { recursive: true });
+  // Writers of permissions.yaml take turns, so two decisions at once both land.
+  const lock = `${file}.lock`;
+  return withLock(lock, () => refuse(qualifiedName, `${lock} is held by another writer (remove it if no bulkhead process is deciding)`), () => {
     const current = currentText(file, qualifiedName);
     let value: ReturnType<typeof permissionsSchema.parse>;
     try {

@@ -3,7 +3,7 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync, watch, type FSWatcher } f
 import { join } from 'node:path';
 import { z } from 'zod';
 import { canonicalJson, sha256 } from '../audit/chain.js';
-import { createExclusive, exists, readJsonFile, removeQuietly, replaceAtomically } from './files.js';
+import { createExclusive, exists, readJsonFile, removeQuietly, replaceAtomically, withLock } from './files.js';
 import { addAllowRule, describeAllowRule } from './policy-rule.js';
 import { clockTime, minuteTime, oneLine } from './wording.js';
 import {
@@ -22,7 +22,7 @@ const ID_ALPHABET = 'abcdefghijkmnpqrstuvwxyz23456789';
 const ID_LENGTH = 8;
 const ID_PATTERN = /^[a-km-np-z2-9]{8}$/;
 const RECORD_NAME = /^([a-km-np-z2-9]{8})\.json$/;
-const SIDE_FILE_NAME = /^([a-km-np-z2-9]{8})\.(?:decision\.json|used)$/;
+const SIDE_FILE_NAME = /^([a-km-np-z2-9]{8})\.(?:decision\.json|used|deciding)$/;
 const FILE_MODE = 0o600;
 const FOLDER_MODE = 0o700;
 /** fs.watch misses events on some file systems (network mounts, some containers); a stat poll catches them. */
@@ -136,7 +136,7 @@ export class ApprovalStore implements ApprovalStoreApi {
     this.now = options.now ?? (() => new Date());
   }
 
-  private file(id: string, suffix: '.json' | '.decision.json' | '.used'): string {
+  private file(id: string, suffix: '.json' | '.decision.json' | '.used' | '.deciding'): string {
     return join(this.folder, `${id}${suffix}`);
   }
 
@@ -183,24 +183,29 @@ export class ApprovalStore implements ApprovalStoreApi {
     if (!(APPROVAL_DECISIONS as readonly string[]).includes(decision)) {
       throw new ApprovalError(`not a decision: ${JSON.stringify(decision)} (one of ${APPROVAL_DECISIONS.join(', ')})`);
     }
-    const approval = this.decidable(id);
-    if (!approval.offers.includes(decision)) {
-      throw new ApprovalError(`approval ${id} does not offer ${decision}; it offers: ${approval.offers.join(', ')}`);
-    }
-    const decider = oneLine(by) || 'someone who did not say who';
-    const at = this.now();
-    let rule: string | undefined;
-    if (decision === 'always') {
-      try {
-        rule = describeAllowRule(addAllowRule(this.controlDir, approval.tool, { by: decider, approvalId: id, at }));
-      } catch (error) {
-        if (error instanceof ApprovalError) throw new ApprovalError(`approval ${id} is still undecided: ${error.message}`);
-        throw error;
+    this.decidable(id);
+    // Deciders take turns, so an always that writes its rule cannot lose to a deny made meanwhile
+    // (which would leave the rule without the decision); the exclusive link below stays the last word.
+    return withLock(this.file(id, '.deciding'), () => new ApprovalError(`approval ${id} is being decided by another process; try again`), () => {
+      const approval = this.decidable(id);
+      if (!approval.offers.includes(decision)) {
+        throw new ApprovalError(`approval ${id} does not offer ${decision}; it offers: ${approval.offers.join(', ')}`);
       }
-    }
-    const recorded: RecordedDecision = { decision, by: decider, at: at.toISOString(), ...(rule !== undefined ? { rule } : {}) };
-    if (!createExclusive(this.file(id, '.decision.json'), `${JSON.stringify(recorded)}\n`, FILE_MODE)) throw this.alreadyDecided(id);
-    return { ...approval, decision: recorded };
+      const decider = oneLine(by) || 'someone who did not say who';
+      const at = this.now();
+      let rule: string | undefined;
+      if (decision === 'always') {
+        try {
+          rule = describeAllowRule(addAllowRule(this.controlDir, approval.tool, { by: decider, approvalId: id, at }));
+        } catch (error) {
+          if (error instanceof ApprovalError) throw new ApprovalError(`approval ${id} is still undecided: ${error.message}`);
+          throw error;
+        }
+      }
+      const recorded: RecordedDecision = { decision, by: decider, at: at.toISOString(), ...(rule !== undefined ? { rule } : {}) };
+      if (!createExclusive(this.file(id, '.decision.json'), `${JSON.stringify(recorded)}\n`, FILE_MODE)) throw this.alreadyDecided(id);
+      return { ...approval, decision: recorded };
+    });
   }
 
   /** The approval if a decision may still be recorded for it; the refusal otherwise. */
