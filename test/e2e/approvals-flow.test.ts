@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ApprovalStore, PermissionGate } from '@bulkhead/core';
+import { ApprovalStore, PermissionGate, registerConsole } from '@bulkhead/core';
 import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { auditOf, bulkhead, decide, fakeNotifySend, ID, idIn, listen } from './approvals-helpers.js';
 import { text } from './helpers.js';
@@ -196,5 +196,18 @@ describe('approval_wait_ms: 0', () => {
     expect(readFileSync(ws.path('now.txt'), 'utf8')).toBe('one\n');
     // The allow-once is spent.
     expect(text(await write('one\n'))).toMatch(new RegExp(`^fs_write:write_file is waiting for a human's approval \\(approval (?!${id})${ID}\\)`));
+  });
+
+  it('names the address of a console that runs for the folder', async () => {
+    // A console record of a live process (this one), as a gateway or `bulkhead console` writes it.
+    const unregister = registerConsole(ws.path('.bulkhead'), { url: 'http://127.0.0.1:45678/console/', server: 'bulkhead console' });
+    try {
+      expect(text(await write('three\n'))).toMatch(
+        new RegExp(`; nothing was run yet\\. Approve it in the Bulkhead console \\(http://127\\.0\\.0\\.1:45678/console/\\) or in a terminal: bulkhead approvals allow ${ID} --config `),
+      );
+    } finally {
+      unregister();
+    }
+    expect(text(await write('four\n'))).toContain('(run `bulkhead console --config ');
   });
 });

@@ -79,7 +79,7 @@ function seconds(ms: number): string {
  * process's lifetime: the rule is written into permissions.yaml, but the loaded gate is not reloaded.
  */
 export class ApprovalDesk {
-  private opened: ApprovalStoreApi | undefined;
+  private opened: ApprovalStore | undefined;
   private readonly always = new Map<string, ApprovalRef>();
 
   /**
@@ -89,11 +89,10 @@ export class ApprovalDesk {
   constructor(
     readonly controlDir: string,
     readonly server: string,
-    private readonly openStore: () => ApprovalStoreApi = () => new ApprovalStore(controlDir),
   ) {}
 
   private store(): ApprovalStoreApi {
-    this.opened ??= this.openStore();
+    this.opened ??= new ApprovalStore(this.controlDir);
     return this.opened;
   }
 
@@ -104,9 +103,9 @@ export class ApprovalDesk {
 
   /** Where a human decides: the console when one runs for this folder, and the terminal command. */
   private whereToApprove(id: string): string {
-    const console = runningConsoles(this.controlDir)[0];
+    const running = runningConsoles(this.controlDir)[0];
     const command = `bulkhead approvals allow ${id} --config ${shellWord(this.controlDir)}`;
-    const consoleText = console ? `the Bulkhead console (${console.url})` : `the Bulkhead console (run \`bulkhead console --config ${shellWord(this.controlDir)}\` to open the console)`;
+    const consoleText = running ? `the Bulkhead console (${running.url})` : `the Bulkhead console (run \`bulkhead console --config ${shellWord(this.controlDir)}\` to open the console)`;
     return `Approve it in ${consoleText} or in a terminal: ${command}`;
   }
 
