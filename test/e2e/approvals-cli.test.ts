@@ -46,7 +46,8 @@ function pending(secondsAgo: number, overrides: Partial<NewApproval> = {}): Pend
   const asked = new Date(Date.now() - secondsAgo * 1000);
   return new ApprovalStore(controlDir, { now: () => asked }).create({
     server: 'gateway',
-    pid: 4242,
+    // The test holds the call, as the gateway would.
+    pid: process.pid,
     tool,
     caller: 'claude-ai/0.1.0',
     callSha256: callSha256(tool, args),
@@ -57,6 +58,12 @@ function pending(secondsAgo: number, overrides: Partial<NewApproval> = {}): Pend
     offers: ['once', 'session', 'always', 'deny'],
     ...overrides,
   });
+}
+
+/** The pid of a process that has ended. */
+function deadPid(): number {
+  const ended = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  return Number(ended.stdout);
 }
 
 function decisionOf(id: string) {
@@ -73,6 +80,7 @@ describe('bulkhead approvals list', () => {
     const first = pending(1200);
     const second = pending(600, { tool: 'web:web_fetch', args: { url: 'https://example.com/a b' }, principal: 'alice' });
     new ApprovalStore(controlDir).markTimedOut(second.id);
+    const orphan = pending(300, { pid: deadPid() });
     const decided = pending(10);
     new ApprovalStore(controlDir).decide(decided.id, 'deny', 'the Bulkhead console (127.0.0.1)');
     const listed = approvals('list');
@@ -80,7 +88,8 @@ describe('bulkhead approvals list', () => {
       status: 0,
       stdout:
         `${first.id}  fs_write:write_file  20 min ago  from claude-ai/0.1.0  path=notes/todo.md content="# Todo\\nbuy milk\\n"\n` +
-        `${second.id}  web:web_fetch  10 min ago  from claude-ai/0.1.0 (token of alice)  url="https://example.com/a b"  (the call gave up waiting; an identical retry runs once allowed)\n`,
+        `${second.id}  web:web_fetch  10 min ago  from claude-ai/0.1.0 (token of alice)  url="https://example.com/a b"  (the call gave up waiting; an identical retry runs once allowed)\n` +
+        `${orphan.id}  fs_write:write_file  5 min ago  from claude-ai/0.1.0  path=notes/todo.md content="# Todo\\nbuy milk\\n"  (the process that held the call has ended; an identical retry runs once allowed)\n`,
       stderr: '',
     });
     for (const line of listed.stdout.trimEnd().split('\n')) expect(line.slice(0, 8)).toMatch(/^[a-km-np-z2-9]{8}$/);
@@ -102,7 +111,7 @@ describe('bulkhead approvals show', () => {
     expect(shown.stderr).toBe('');
     expect(shown.stdout).toBe(
       [
-        `approval ${approval.id}: fs_write:write_file, asked at ${approval.created.slice(0, 10)} ${approval.created.slice(11, 16)} UTC from claude-ai/0.1.0 (held by gateway, pid 4242)`,
+        `approval ${approval.id}: fs_write:write_file, asked at ${approval.created.slice(0, 10)} ${approval.created.slice(11, 16)} UTC from claude-ai/0.1.0 (held by gateway, pid ${process.pid})`,
         `waiting: the call is held until it is decided or its wait runs out (kept until ${approval.expires.slice(0, 10)} ${approval.expires.slice(11, 16)} UTC; asked 2 min ago)`,
         '',
         approval.prompt,

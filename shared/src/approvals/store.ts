@@ -51,7 +51,8 @@ export function callSha256(tool: string, args: unknown): string {
   return sha256(canonicalJson({ tool, args }));
 }
 
-const isoTime = z.iso.datetime({ offset: true });
+// UTC only, as this store writes them: the lists sort by the text.
+const isoTime = z.iso.datetime();
 
 const recordedDecisionSchema = z.object({
   decision: z.enum(APPROVAL_DECISIONS),

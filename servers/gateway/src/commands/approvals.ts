@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { APPROVAL_DECISION_TITLES, ApprovalError, ApprovalStore, describeDecision, minuteTime, neutralizeInvisible, UsageError, type ApprovalDecision, type PendingApproval } from '@bulkhead/core';
+import { APPROVAL_DECISION_TITLES, ApprovalError, ApprovalStore, describeDecision, minuteTime, neutralizeInvisible, processAlive, UsageError, type ApprovalDecision, type PendingApproval } from '@bulkhead/core';
 
 /** One argument's value in a list line. */
 const LONGEST_VALUE = 40;
@@ -57,13 +57,25 @@ function fromWhom(approval: PendingApproval): string {
   return forTerminal(`from ${approval.caller || 'an unnamed client'}${approval.principal !== undefined ? ` (token of ${approval.principal})` : ''}`);
 }
 
+/** Whether a call still waits on the approval, or only its identical retry will find the decision. */
+function callGone(approval: PendingApproval): 'gave up' | 'ended' | undefined {
+  if (approval.state === 'timed_out') return 'gave up';
+  return processAlive(approval.pid) ? undefined : 'ended';
+}
+
+const GONE_NOTE = {
+  'gave up': 'the call gave up waiting; an identical retry runs once allowed',
+  ended: 'the process that held the call has ended; an identical retry runs once allowed',
+} as const;
+
 /** `bulkhead approvals list`: one line per waiting approval, each beginning with its id. */
 export function listApprovals(controlDir: string, now = new Date()): ApprovalsOutput {
   const pending = new ApprovalStore(controlDir).pending();
   if (pending.length === 0) return { stdout: [], stderr: ['no approvals are waiting'] };
   return {
     stdout: pending.map((approval) => {
-      const gaveUp = approval.state === 'timed_out' ? '  (the call gave up waiting; an identical retry runs once allowed)' : '';
+      const gone = callGone(approval);
+      const gaveUp = gone ? `  (${GONE_NOTE[gone]})` : '';
       return `${approval.id}  ${forTerminal(approval.tool)}  ${ago(approval.created, now)}  ${fromWhom(approval)}  ${argumentsLine(approval.args)}${gaveUp}`;
     }),
     stderr: [],
@@ -88,7 +100,8 @@ function status(approval: PendingApproval, now: Date): string {
     const used = approval.used !== undefined ? `; used by a call at ${approval.used}` : '';
     return `decided: ${describeDecision(approval.decision)}${rule}${used}`;
   }
-  const held = approval.state === 'waiting' ? 'waiting: the call is held until it is decided or its wait runs out' : 'waiting: the call gave up waiting; an identical retry runs once it is allowed';
+  const gone = callGone(approval);
+  const held = gone ? `waiting: ${GONE_NOTE[gone]}` : 'waiting: the call is held until it is decided or its wait runs out';
   return `${held} (kept until ${minuteTime(approval.expires)}; asked ${ago(approval.created, now)})`;
 }
 
