@@ -205,6 +205,13 @@ describe('addAllowRule refuses, and writes nothing', () => {
     expect(readdirSync(controlDir)).toEqual(['permissions.yaml']);
   });
 
+  it('an allow list another key shares through an alias, which the rule would widen too', () => {
+    const before = 'allow: &shared [git]\nask: *shared\n';
+    writeFileSync(file, before);
+    expect(() => addAllowRule(controlDir, TOOL, ORIGIN)).toThrow(refusal(`${file} has a layout bulkhead cannot add to without changing something else; add \`- ${TOOL}\` under allow: by hand`));
+    expect(readFileSync(file, 'utf8')).toBe(before);
+  });
+
   it('a symbolic link, and the file it points to stays as it was', () => {
     const target = ws.write('elsewhere/permissions.yaml', 'allow: []\n');
     symlinkSync(target, file);
