@@ -140,6 +140,13 @@ describe('the console on a port of its own (a stdio gateway)', () => {
       expect(answer.body).not.toContain(secret);
       expect(answer.body).not.toContain(controlDir);
     }
+    // The live-update stream and the actions are behind the same check, before anything else is looked at.
+    expectLoginPage(await send(`${url}events`));
+    expectLoginPage(await send(`${url}approvals/decide`, { method: 'POST', headers: { 'content-type': FORM }, body: form({ id: 'x', decision: 'once' }) }));
+    expectLoginPage(await send(`${url}no-such-page`));
+    const script = await send(`${url}console.js`);
+    expect([script.status, script.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+    expect(script.body).not.toContain(secret);
     const link = await consoleLink(controlDir);
     expect((await send(link.link)).status).toBe(303);
     const again = await send(link.link);
@@ -157,6 +164,34 @@ describe('the console on a port of its own (a stdio gateway)', () => {
     expect(bySecret.body).toContain('<h1>Approvals</h1>');
     expectSecurityHeaders(bySecret);
     expect((await send(url, { headers: { cookie: browser.cookie } })).status).toBe(200);
+  });
+
+  it('streams a changed event when an approval is opened, on its live-update stream', async () => {
+    const target = new URL(`${url}events`);
+    const received = await new Promise<{ type: string | undefined; text: string }>((resolve, reject) => {
+      const req = httpRequest({ host: target.hostname, port: target.port, path: target.pathname, headers: { cookie: browser.cookie } }, (res) => {
+        let text = '';
+        let opened = false;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+          // Opened once the stream said it is ready: what comes next is news.
+          if (text.includes('event: ready') && !opened) {
+            opened = true;
+            store.create(approval('fs_write:multi_edit'));
+          }
+          if (text.includes('event: changed')) {
+            req.destroy();
+            resolve({ type: res.headers['content-type'], text });
+          }
+        });
+      });
+      req.on('error', (error) => (error.message === 'socket hang up' ? undefined : reject(error)));
+      req.end();
+    });
+    expect(received.type).toBe('text/event-stream');
+    expect(received.text.startsWith('event: ready\ndata: 0\nretry: 3000\n\n')).toBe(true);
+    expect(received.text).toContain('event: changed\ndata: 1\n\n');
   });
 
   it('refuses a Host other than its own (DNS rebinding), with the right cookie too', async () => {
