@@ -116,9 +116,9 @@ async function start(values: Flags): Promise<void> {
     // Someone who typed it in a terminal is setting up, not a client: show how a client starts it.
     stdioBanner: `over stdio (roots: ${setup.roots.join(', ')}; downstream servers starting: ${compartments})${webConsole.banner() ? `\n${webConsole.banner()}` : ''}${process.stdin.isTTY ? `\n\nThis waits for an MCP client on stdin. ${everyClient}` : ''}`,
     httpBanner: (url) =>
+      (webConsole.banner(url) ? `${webConsole.banner(url)}\n` : '') +
       `downstream servers: ${compartments} (starting; each is reported below when it is up)\n` +
       `roots: ${setup.roots.join(', ')}\ncontrol-plane folder: ${setup.controlDir}\n` +
-      (webConsole.banner(url) ? `${webConsole.banner(url)}\n` : '') +
       `${httpClientSnippets('bulkhead', url, auth!)}\n\n` +
       `or over stdio, without a running server. ${everyClient}`,
     onServing: (url) => {
