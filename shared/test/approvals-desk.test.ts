@@ -211,6 +211,21 @@ describe('a call the client cannot confirm', () => {
     expect(effects).toEqual(['one', 'two']);
   });
 
+  it('honours an always given after the call stopped waiting, for other arguments too', async () => {
+    const dir = workspace('approval_wait_ms: 0\n');
+    const { client } = await serve(dir);
+    const store = new ApprovalStore(dir);
+    expect(text(await client.callTool({ name: 'note', arguments: { text: 'gave up' } }))).toContain("is waiting for a human's approval");
+    const approval = store.pending()[0]!;
+    store.decide(approval.id, 'always', 'a unit test');
+    // Not the identical call: the always covers the tool, as the rule it wrote will after a restart.
+    expect(text(await client.callTool({ name: 'note', arguments: { text: 'something else' } }))).toBe('recorded something else');
+    expect(auditLines(dir).at(-1)).toMatchObject({ decision: 'allow:always', outcome: 'ok', approval: { id: approval.id, by: 'a unit test' } });
+    // Another tool is not covered.
+    expect(text(await client.callTool({ name: 'stamp', arguments: { text: 'x' } }))).toContain("demo:stamp is waiting for a human's approval");
+    expect(effects).toEqual(['something else']);
+  });
+
   it('grants a session allow on the session of the call, covering that tool only', async () => {
     const dir = workspace('approval_wait_ms: 20000\n');
     const { client } = await serve(dir);

@@ -96,9 +96,27 @@ export class ApprovalDesk {
     return this.opened;
   }
 
-  /** The approval whose `always` allows this tool in this process, if a human gave one. */
+  /**
+   * The approval whose `always` allows this tool, if a human gave one: in this process, or in the
+   * store for a call that was not there to claim it (it had given up waiting). The rule it wrote is
+   * in permissions.yaml either way; this process's gate was loaded before it.
+   */
   alwaysAllowed(tool: string): ApprovalRef | undefined {
-    return this.always.get(tool);
+    const remembered = this.always.get(tool);
+    if (remembered) return remembered;
+    let given: PendingApproval | undefined;
+    try {
+      given = this.store()
+        .recent(Number.MAX_SAFE_INTEGER)
+        .find((approval) => approval.tool === tool && approval.decision?.decision === 'always');
+    } catch {
+      // An unreadable store grants nothing: the call is asked about as usual.
+      return undefined;
+    }
+    if (!given?.decision) return undefined;
+    const ref: ApprovalRef = { id: given.id, by: given.decision.by };
+    this.always.set(tool, ref);
+    return ref;
   }
 
   /** Where a human decides: the console when one runs for this folder, and the terminal command. */
