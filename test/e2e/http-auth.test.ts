@@ -26,6 +26,12 @@ const UNAUTHORIZED = { status: 401, authenticate: 'Bearer', body: { jsonrpc: '2.
 const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'attacker', version: '1' } } });
 
 const folders: string[] = [];
+/** The bearer tokens kept in a control-plane folder (the gateway's console keeps its own secret and registry beside them). */
+function keptTokens(folder: string): string[] {
+  const keys = join(folder, '.bulkhead', 'keys');
+  return existsSync(keys) ? readdirSync(keys).filter((name) => name.endsWith('.http.token')) : [];
+}
+
 function emptyFolder(): string {
   const folder = mkdtempSync(join(tmpdir(), 'bulkhead-http-auth-'));
   folders.push(folder);
@@ -93,7 +99,7 @@ describe('a bearer token on every HTTP server, loopback included', () => {
       it('makes its token at the first start, keeps it mode 0600 in the control-plane folder, and prints it in its snippets', () => {
         const { server, folder } = running.get(bin)!;
         const file = join(folder, '.bulkhead', 'keys', `${bin}.http.token`);
-        expect(readdirSync(join(folder, '.bulkhead', 'keys'))).toEqual([`${bin}.http.token`]);
+        expect(readdirSync(join(folder, '.bulkhead', 'keys')).filter((name) => !name.startsWith('console'))).toEqual([`${bin}.http.token`]);
         expect(statSync(file).mode & 0o777).toBe(0o600);
         expect(statSync(join(folder, '.bulkhead', 'keys')).mode & 0o777).toBe(0o700);
         const token = readFileSync(file, 'utf8').trim();
@@ -279,7 +285,7 @@ describe('--no-auth', () => {
           expect(server.stdout).toContain(`claude mcp add --transport http ${bin} ${server.url}\n`);
           expect(server.stdout).not.toContain('BULKHEAD_AUTH');
         }
-        expect(existsSync(join(folder, '.bulkhead', 'keys'))).toBe(false);
+        expect(keptTokens(folder)).toEqual([]);
       } finally {
         await server.close();
       }
@@ -299,7 +305,7 @@ describe('the gateway with tokens: in bulkhead.yaml', () => {
       expect(gateway.token).toBeUndefined();
       expect(gateway.stdout()).toContain('\nbearer tokens: the tokens: of bulkhead.yaml, each opening its profile\n');
       expect(gateway.stdout()).toContain('"BULKHEAD_AUTH": "Bearer <a token of the tokens: in bulkhead.yaml>"');
-      expect(existsSync(join(folder, '.bulkhead', 'keys'))).toBe(false);
+      expect(keptTokens(folder)).toEqual([]);
       expect(await attempt(gateway.url)).toEqual(UNAUTHORIZED);
       expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toContain('fs__read_file');
     } finally {
