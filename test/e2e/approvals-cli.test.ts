@@ -142,14 +142,15 @@ describe('bulkhead approvals show', () => {
     );
   });
 
-  it('a decided approval says who decided, and offers no commands', () => {
-    const approval = pending(5);
+  it('a decided approval says who decided, and offers no commands; cut values and a failed preview are shown', () => {
+    const approval = pending(5, { rest: ['content (characters 1-9 of 9): "# Todo\\nbuy\u001b[2J"'], preview: { failed: 'the dry run failed: notes/ is read-only' } });
     const decided = new ApprovalStore(controlDir).decide(approval.id, 'once', 'the Bulkhead console (127.0.0.1)');
     new ApprovalStore(controlDir).use(approval.id);
     const { stdout, status } = approvals('show', approval.id);
     expect(status).toBe(0);
     expect(stdout.split('\n')[1]).toMatch(new RegExp(`^decided: allowed once by the Bulkhead console \\(127\\.0\\.0\\.1\\) at ${decided.decision!.at.slice(11, 19)} UTC; used by a call at \\d{4}-\\d\\d-\\d\\dT`));
     expect(stdout).not.toContain('Decide with one of');
+    expect(stdout).toContain(`\n\nThe values the prompt cut, in full:\ncontent (characters 1-9 of 9): "# Todo\\nbuy\\u{1B}[2J"\n\nNo preview: the dry run failed: notes/ is read-only\n\nAsked because: ${approval.reason}\n`);
   });
 
   it('refuses an unknown id and a malformed one (exit 1)', () => {
