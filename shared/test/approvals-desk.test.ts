@@ -51,6 +51,9 @@ const stamp = defineTool<Caps, z.ZodObject>({
   },
 });
 
+// Held calls notify the desktop; a developer running these tests in a desktop session gets no pop-ups.
+for (const key of ['DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY']) delete process.env[key];
+
 let ws: TempWorkspace;
 let connections: ConnectedClient[] = [];
 let servers: ToolServer[] = [];

@@ -2,15 +2,25 @@
 // (never a shell), markup taken literally, and a daemon that hangs neither blocks nor lingers.
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { notifyDesktop, onPath } from '@bulkhead/core';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 let ws: TempWorkspace;
-const savedPath = process.env['PATH'];
+const SESSION_KEYS = ['PATH', 'DBUS_SESSION_BUS_ADDRESS', 'DISPLAY', 'WAYLAND_DISPLAY'] as const;
+const saved = Object.fromEntries(SESSION_KEYS.map((key) => [key, process.env[key]]));
+
+beforeEach(() => {
+  // A desktop session as notify-send needs one (its bus); each test sets PATH.
+  for (const key of SESSION_KEYS) delete process.env[key];
+  process.env['DBUS_SESSION_BUS_ADDRESS'] = 'unix:path=/nonexistent/bus';
+});
 
 afterEach(() => {
-  process.env['PATH'] = savedPath;
+  for (const key of SESSION_KEYS) {
+    if (saved[key] === undefined) delete process.env[key];
+    else process.env[key] = saved[key];
+  }
   ws?.cleanup();
 });
 
@@ -64,6 +74,20 @@ describe('notifyDesktop', () => {
     expect(alive()).toBe(true);
     await expect.poll(alive, { timeout: 9000, interval: 100 }).toBe(false);
   }, 15_000);
+
+  it('runs nothing outside a desktop session', async () => {
+    ws = tempWorkspace();
+    const log = ws.path('ran');
+    script(ws.path('bin'), `: > '${log}'`);
+    process.env['PATH'] = ws.path('bin');
+    delete process.env['DBUS_SESSION_BUS_ADDRESS'];
+    notifyDesktop('title', 'body');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(existsSync(log)).toBe(false);
+    process.env['WAYLAND_DISPLAY'] = 'wayland-0';
+    notifyDesktop('title', 'body');
+    await expect.poll(() => existsSync(log), { timeout: 5000, interval: 20 }).toBe(true);
+  });
 
   it('does nothing without notify-send, and ignores one that fails', () => {
     ws = tempWorkspace();

@@ -29,7 +29,7 @@ describe('bulkhead-fs-write served alone over stdio, to a client without elicita
     store = new ApprovalStore(controlDir);
     notifier = fakeNotifySend();
     // As a Claude Desktop entry starts it: the command and --root, nothing else.
-    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root], env: { PATH: `${notifier.folder}:${process.env['PATH'] ?? ''}` } });
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root], env: { PATH: `${notifier.folder}:${process.env['PATH'] ?? ''}`, DBUS_SESSION_BUS_ADDRESS: 'unix:path=/nonexistent/bus' } });
     listener = listen(server.client);
   });
 

@@ -29,12 +29,18 @@ function plainMarkup(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** Whether this process runs in a desktop session a notification can reach (notify-send needs its bus). */
+function inDesktopSession(env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(env['DBUS_SESSION_BUS_ADDRESS'] || env['DISPLAY'] || env['WAYLAND_DISPLAY']);
+}
+
 /**
- * Shows a desktop notification with `notify-send` when it is on PATH. It never blocks and never
- * fails the caller: the process runs detached from the call (no shell: the texts are argv items),
- * is killed after a few seconds, and any failure is ignored (a headless machine has no daemon).
+ * Shows a desktop notification with `notify-send` when it is on PATH and there is a desktop
+ * session. It never blocks and never fails the caller: the process runs detached from the call (no
+ * shell: the texts are argv items), is killed after a few seconds, and any failure is ignored.
  */
 export function notifyDesktop(title: string, body: string): void {
+  if (!inDesktopSession()) return;
   const program = onPath('notify-send');
   if (!program) return;
   try {
