@@ -145,7 +145,7 @@ describe('every compartment refuses an empty, missing or non-folder root', () =>
 });
 
 describe('help for every command', () => {
-  const commands = ['start', 'serve', 'tools', 'search', 'approve', 'audit', 'config', 'trash', 'doctor', 'setup', 'help', 'version'];
+  const commands = ['start', 'serve', 'tools', 'search', 'approve', 'audit', 'config', 'trash', 'approvals', 'console', 'doctor', 'setup', 'help', 'version'];
 
   it('lists every command in the overview', () => {
     const overview = runCli(GATEWAY_CLI, ['help']);

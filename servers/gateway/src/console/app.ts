@@ -47,7 +47,8 @@ export interface ConsoleAppOptions {
   readonly pages: readonly ConsolePage[];
   /** The console's own `host:port` as browsers write it in Host (`127.0.0.1:43123`), once it listens. */
   readonly address: () => string | undefined;
-  readonly secret: string;
+  /** The console secret a script sends; read (and made, the first time) when asked for. */
+  readonly secret: () => string;
   readonly sessions: ConsoleSessions;
   readonly changes: ConsoleChanges;
   /** The footer's words on what serves this console. */
@@ -158,7 +159,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     const authorization = c.req.header('authorization');
     if (authorization !== undefined) {
       const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-      return given !== undefined && sameSecret(options.secret, given) ? { kind: 'secret' } : undefined;
+      return given !== undefined && sameSecret(options.secret(), given) ? { kind: 'secret' } : undefined;
     }
     const cookie = c.req.header('cookie') ?? '';
     const name = cookieName();

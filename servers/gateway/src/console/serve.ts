@@ -39,6 +39,7 @@ export function consoleSources(setup: ConsoleSetup): ConsoleSources {
  */
 export class ServedConsole {
   private address: string | undefined;
+  private secret: string | undefined;
   private unregister: (() => void) | undefined;
   private readonly changes: ConsoleChanges;
   readonly listener: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
@@ -50,7 +51,7 @@ export class ServedConsole {
       sources,
       pages: setup.pages ?? CONSOLE_PAGES,
       address: () => this.address,
-      secret: consoleSecret(setup.controlDir),
+      secret: () => (this.secret ??= consoleSecret(setup.controlDir)),
       sessions: new ConsoleSessions(),
       changes: this.changes,
       servedBy: setup.gateway ? `Served by the Bulkhead gateway (pid ${process.pid}).` : `Served by bulkhead console (pid ${process.pid}): no gateway is running, so live gateway data (servers, their tools) is not shown.`,
@@ -63,13 +64,20 @@ export class ServedConsole {
     return this.address === undefined ? undefined : consoleUrl(this.address);
   }
 
-  /** Starts answering at `host:port` and records the console for `bulkhead console`. */
-  open(address: string): string {
+  /** Starts answering at `host:port`; nothing is written until `announce`. */
+  answerAt(address: string): string {
     this.address = address;
-    const url = consoleUrl(address);
-    this.unregister?.();
-    this.unregister = registerConsole(this.setup.controlDir, { url, server: this.setup.server });
-    return url;
+    return consoleUrl(address);
+  }
+
+  /**
+   * Records the console for `bulkhead console` and makes its secret, once what serves it is up:
+   * a start that fails leaves nothing behind in the control-plane folder.
+   */
+  announce(): void {
+    if (this.address === undefined || this.unregister) return;
+    this.secret ??= consoleSecret(this.setup.controlDir);
+    this.unregister = registerConsole(this.setup.controlDir, { url: consoleUrl(this.address), server: this.setup.server });
   }
 
   close(): void {
@@ -107,7 +115,7 @@ export async function serveConsoleAlone(served: ServedConsole, port: number): Pr
     server.listen(port, OWN_HOST, () => resolve());
   });
   const address = server.address();
-  const url = served.open(`${OWN_HOST}:${typeof address === 'object' && address ? address.port : port}`);
+  const url = served.answerAt(`${OWN_HOST}:${typeof address === 'object' && address ? address.port : port}`);
   return {
     url,
     close: async () => {
@@ -170,7 +178,9 @@ export async function gatewayConsole(options: { gateway: Gateway; controlDir: st
       server: extended(gateway, [consoleRoute(served)], () => served.close()),
       banner: (mcpUrl) => (mcpUrl ? bannerLine(consoleUrl(new URL(mcpUrl).host)) : ''),
       serving: (mcpUrl) => {
-        if (mcpUrl) served.open(new URL(mcpUrl).host);
+        if (!mcpUrl) return;
+        served.answerAt(new URL(mcpUrl).host);
+        served.announce();
       },
     };
   }
@@ -182,5 +192,5 @@ export async function gatewayConsole(options: { gateway: Gateway; controlDir: st
     options.report(`the console could not listen on ${OWN_HOST}:${settings.port}: ${errorMessage(error)}; the gateway runs without it`);
     return none;
   }
-  return { server: extended(gateway, [], () => running.close()), banner: () => bannerLine(running.url), serving: () => undefined };
+  return { server: extended(gateway, [], () => running.close()), banner: () => bannerLine(running.url), serving: () => served.announce() };
 }
