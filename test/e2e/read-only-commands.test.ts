@@ -64,17 +64,18 @@ describe('read-only commands in an empty folder', () => {
     expect(readdirSync(run.folder)).toEqual([]);
   });
 
-  it('bulkhead start writes nothing until the first call, and then only what that call needs', async () => {
+  it('bulkhead start writes nothing until the first call but its console\'s secret and address, and then only what that call needs', async () => {
     const folder = emptyFolder('bulkhead-read-only-');
     const gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start'], cwd: folder, env: { HOME: emptyFolder('bulkhead-home-') } });
     try {
       expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toContain('fs__read_file');
-      expect(readdirSync(folder)).toEqual([]);
+      // The console is found through the control-plane folder (`bulkhead console`), so it is written there.
+      expect(readdirSync(folder, { recursive: true }).sort()).toEqual(['.bulkhead', '.bulkhead/keys', '.bulkhead/keys/console.secret', '.bulkhead/keys/consoles', `.bulkhead/keys/consoles/${gateway.pid}.json`]);
       // A reading call of the ladder answers from an empty ladder without making its database.
       const lanes = await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'ladder__lane_list', arguments: {} } });
       expect(lanes.isError).toBeFalsy();
       expect(text(lanes)).toContain('no lanes');
-      expect(readdirSync(join(folder, '.bulkhead')).sort()).toEqual(['audit', 'pins.json']);
+      expect(readdirSync(join(folder, '.bulkhead')).sort()).toEqual(['audit', 'keys', 'pins.json']);
       expect(existsSync(join(folder, '.bulkhead', 'ladder.db'))).toBe(false);
     } finally {
       await gateway.close();
