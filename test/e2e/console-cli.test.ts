@@ -125,6 +125,18 @@ describe('where the gateway serves its console', () => {
     expect(stdio.stderr()).not.toContain('console:');
   });
 
+  it('with a console.secret that holds no secret: says so, refuses it as a bearer token, and the gateway and login links still work', async () => {
+    ws = tempWorkspace({ '.bulkhead/keys/console.secret': 'guessable\n' });
+    const { gateway, url } = await stdioGateway(ws.root);
+    const file = join(ws.root, '.bulkhead', 'keys', 'console.secret');
+    for (let i = 0; i < 50 && !gateway.stderr().includes(file); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(gateway.stderr()).toContain(`bulkhead: the console at ${url}: ${file} holds no console secret (43 base64url characters); delete it and start again\n`);
+    expect((await get(url!, { authorization: 'Bearer guessable' })).status).toBe(401);
+    expect((await gateway.client.listTools()).tools.map((tool) => tool.name)).toContain('fs__read_file');
+    const link = (await runConsole(join(ws.root, '.bulkhead'), join(ws.root, 'no-opener'))).stderr.split('\n')[2]!;
+    expect((await get(link)).status).toBe(303);
+  });
+
   it('on the port given by console.port for a stdio gateway', async () => {
     ws = tempWorkspace({});
     // A free port, found by listening on 0 and letting go.

@@ -63,7 +63,7 @@ export async function openConsole(command: ConsoleCommand): Promise<number> {
   const port = loadYamlFile(command.controlDir, GATEWAY_CONFIG_FILE, gatewayConfigSchema).value.console.port;
   const served = new ServedConsole({ controlDir: command.controlDir, roots: command.roots, server: 'bulkhead console' });
   const serving = await serveConsoleAlone(served, port);
-  served.announce();
+  served.announce((line) => process.stderr.write(`bulkhead: ${line}\n`));
   process.stderr.write(
     `bulkhead: no gateway is running for ${command.controlDir}; serving its console at ${serving.url} until Ctrl-C ` +
       `(approvals, activity, trash and policy work; live gateway data needs a running gateway)\n`,

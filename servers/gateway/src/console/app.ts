@@ -47,8 +47,8 @@ export interface ConsoleAppOptions {
   readonly pages: readonly ConsolePage[];
   /** The console's own `host:port` as browsers write it in Host (`127.0.0.1:43123`), once it listens. */
   readonly address: () => string | undefined;
-  /** The console secret a script sends; read (and made, the first time) when asked for. */
-  readonly secret: () => string;
+  /** The console secret a script sends, read (and made, the first time) when asked for; undefined when its file is unusable. */
+  readonly secret: () => string | undefined;
   readonly sessions: ConsoleSessions;
   readonly changes: ConsoleChanges;
   /** The footer's words on what serves this console. */
@@ -159,7 +159,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     const authorization = c.req.header('authorization');
     if (authorization !== undefined) {
       const given = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-      return given !== undefined && sameSecret(options.secret(), given) ? { kind: 'secret' } : undefined;
+      const secret = given === undefined ? undefined : options.secret();
+      return given !== undefined && secret !== undefined && sameSecret(secret, given) ? { kind: 'secret' } : undefined;
     }
     const cookie = c.req.header('cookie') ?? '';
     const name = cookieName();

@@ -39,7 +39,6 @@ export function consoleSources(setup: ConsoleSetup): ConsoleSources {
  */
 export class ServedConsole {
   private address: string | undefined;
-  private secret: string | undefined;
   private unregister: (() => void) | undefined;
   private readonly changes: ConsoleChanges;
   readonly listener: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
@@ -51,12 +50,21 @@ export class ServedConsole {
       sources,
       pages: setup.pages ?? CONSOLE_PAGES,
       address: () => this.address,
-      secret: () => (this.secret ??= consoleSecret(setup.controlDir)),
+      secret: () => this.secret(),
       sessions: new ConsoleSessions(),
       changes: this.changes,
       servedBy: setup.gateway ? `Served by the Bulkhead gateway (pid ${process.pid}).` : `Served by bulkhead console (pid ${process.pid}): no gateway is running, so live gateway data (servers, their tools) is not shown.`,
     });
     this.listener = getRequestListener(app.fetch);
+  }
+
+  /** The console secret, or undefined when its file holds something else (the file is then reported, and scripts are refused). */
+  private secret(): string | undefined {
+    try {
+      return consoleSecret(this.setup.controlDir);
+    } catch {
+      return undefined;
+    }
   }
 
   /** The console's URL (without any secret) once it serves. */
@@ -74,10 +82,15 @@ export class ServedConsole {
    * Records the console for `bulkhead console` and makes its secret, once what serves it is up:
    * a start that fails leaves nothing behind in the control-plane folder.
    */
-  announce(): void {
+  announce(report: (line: string) => void): void {
     if (this.address === undefined || this.unregister) return;
-    this.secret ??= consoleSecret(this.setup.controlDir);
-    this.unregister = registerConsole(this.setup.controlDir, { url: consoleUrl(this.address), server: this.setup.server });
+    try {
+      this.unregister = registerConsole(this.setup.controlDir, { url: consoleUrl(this.address), server: this.setup.server });
+      consoleSecret(this.setup.controlDir);
+    } catch (error) {
+      // The gateway is what matters: a console that cannot record itself still serves a browser that knows its address.
+      report(`the console at ${consoleUrl(this.address)}: ${errorMessage(error)}`);
+    }
   }
 
   close(): void {
@@ -180,7 +193,7 @@ export async function gatewayConsole(options: { gateway: Gateway; controlDir: st
       serving: (mcpUrl) => {
         if (!mcpUrl) return;
         served.answerAt(new URL(mcpUrl).host);
-        served.announce();
+        served.announce(options.report);
       },
     };
   }
@@ -192,5 +205,5 @@ export async function gatewayConsole(options: { gateway: Gateway; controlDir: st
     options.report(`the console could not listen on ${OWN_HOST}:${settings.port}: ${errorMessage(error)}; the gateway runs without it`);
     return none;
   }
-  return { server: extended(gateway, [], () => running.close()), banner: () => bannerLine(running.url), serving: () => served.announce() };
+  return { server: extended(gateway, [], () => running.close()), banner: () => bannerLine(running.url), serving: () => served.announce(options.report) };
 }
