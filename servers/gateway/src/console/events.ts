@@ -38,10 +38,6 @@ export class ConsoleChanges {
 
   constructor(private readonly sources: ConsoleSources) {}
 
-  get listening(): number {
-    return this.listeners.size;
-  }
-
   subscribe(listener: () => void): () => void {
     this.listeners.add(listener);
     if (this.listeners.size === 1) this.begin();
