@@ -75,7 +75,7 @@ describe('JSON Schema for editors', () => {
   it('describes every key of permissions.yaml', () => {
     const schema = policyJsonSchema(permissionsSchema, 'permissions.yaml') as { title: string; properties: Record<string, { description?: string }> };
     expect(schema.title).toBe('permissions.yaml');
-    expect(Object.keys(schema.properties).sort()).toEqual(['$schema', 'allow', 'always_ask', 'ask', 'autonomy', 'deny']);
+    expect(Object.keys(schema.properties).sort()).toEqual(['$schema', 'allow', 'always_ask', 'approval_wait_ms', 'ask', 'autonomy', 'deny']);
     for (const [key, property] of Object.entries(schema.properties)) expect(property.description, key).toBeTruthy();
   });
 });

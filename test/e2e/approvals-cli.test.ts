@@ -116,7 +116,7 @@ describe('bulkhead approvals show', () => {
         '',
         approval.prompt,
         '',
-        'Preview:',
+        'The preview in full:',
         '--- notes/todo.md\n+++ notes/todo.md\n@@ -1 +1,2 @@\n # Todo\n+buy milk',
         '',
         'Risk: medium: writes one file',
@@ -131,6 +131,17 @@ describe('bulkhead approvals show', () => {
         '',
       ].join('\n'),
     );
+  });
+
+  it('does not repeat the preview or the reason the prompt holds whole, as the gate writes it', () => {
+    const reason = 'fs_write:write_file is medium risk and autonomy is supervised (the default)';
+    const preview = 'Dry run: would create notes/todo.md\n```diff\n+buy milk\n```';
+    const prompt = `Allow fs_write:write_file?\nAsked because: ${reason}.\n\nArguments: none\n\nWhat will happen (the tool's preview):\n${preview.split('\n').map((line) => `  ${line}`).join('\n')}\n\nThese are the whole arguments (secrets redacted).`;
+    const approval = pending(5, { prompt, reason, preview: { text: preview } });
+    const { stdout } = approvals('show', approval.id);
+    expect(stdout).toContain(`\n\n${prompt}\n\nDecide with one of:\n`);
+    expect(stdout).not.toContain('The preview in full:');
+    expect(stdout.match(/Asked because/g)).toHaveLength(1);
   });
 
   it('offers only what the approval offers, and repeats --config in the commands', () => {

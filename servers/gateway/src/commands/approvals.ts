@@ -106,6 +106,12 @@ function status(approval: PendingApproval, now: Date): string {
 }
 
 /** `bulkhead approvals show ID`: the prompt, the preview, the reason and how to decide. */
+/** Whether every line of the preview is in the prompt as the gate wrote it (each indented on a line of its own). */
+function previewShownWhole(prompt: string, preview: string): boolean {
+  const promptLines = new Set(prompt.split('\n'));
+  return preview.replace(/\n$/, '').split('\n').every((line) => promptLines.has(`  ${line}`));
+}
+
 export function showApproval(controlDir: string, id: string, flags: string, now = new Date()): ApprovalsOutput {
   const approval = new ApprovalStore(controlDir).get(id);
   if (!approval) throw new ApprovalError(`there is no approval ${id} (an expired one is removed; \`bulkhead approvals list\` shows the waiting ones)`);
@@ -116,11 +122,11 @@ export function showApproval(controlDir: string, id: string, flags: string, now 
     forTerminal(approval.prompt),
   ];
   if (approval.rest.length > 0) lines.push('', 'The values the prompt cut, in full:', ...approval.rest.map(forTerminal));
-  // The gate puts the preview into the prompt; it is repeated only when the prompt does not hold it.
-  if (approval.preview && 'text' in approval.preview && !approval.prompt.includes(approval.preview.text)) lines.push('', 'Preview:', forTerminal(approval.preview.text));
+  // The gate puts the preview into the prompt (indented, cut past 40 lines); it is repeated in full only when the prompt cut some of it.
+  if (approval.preview && 'text' in approval.preview && !previewShownWhole(approval.prompt, approval.preview.text)) lines.push('', 'The preview in full:', forTerminal(approval.preview.text));
   if (approval.preview && 'failed' in approval.preview) lines.push('', `No preview: ${forTerminal(approval.preview.failed)}`);
   if (approval.risk !== undefined && !approval.prompt.includes(approval.risk)) lines.push('', `Risk: ${forTerminal(approval.risk)}`);
-  lines.push('', `Asked because: ${forTerminal(approval.reason)}`);
+  if (!approval.prompt.includes(approval.reason)) lines.push('', `Asked because: ${forTerminal(approval.reason)}`);
   if (!approval.decision) lines.push('', 'Decide with one of:', ...decisionCommands(approval, flags));
   return { stdout: lines, stderr: [] };
 }
