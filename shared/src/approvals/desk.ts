@@ -3,7 +3,7 @@ import { runningConsoles } from './consoles.js';
 import { notifyDesktop } from './notify.js';
 import { ApprovalStore, callSha256 } from './store.js';
 import type { ApprovalDecision, ApprovalStoreApi, NewApproval, PendingApproval, RecordedDecision } from './types.js';
-import { clockTime } from './wording.js';
+import { clockTime, shellWord } from './wording.js';
 
 /** How often a held call tells a client that asked for progress that it still waits (clients that reset their timeout on progress stay alive). */
 export const PROGRESS_EVERY_MS = 3000;
@@ -54,11 +54,6 @@ export type DeskAnswer =
 
 /** The store could not be read or written: the call is refused as before there was a store. */
 export class ApprovalStoreUnavailable extends Error {}
-
-/** A path as a terminal takes it: quoted only when it holds anything a shell would read. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
-}
 
 type Allowing = RecordedDecision & { readonly decision: Exclude<ApprovalDecision, 'deny'> };
 

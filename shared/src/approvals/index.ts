@@ -4,4 +4,4 @@ export * from './desk.js';
 export * from './notify.js';
 export * from './store.js';
 export * from './policy-rule.js';
-export { clockTime, minuteTime } from './wording.js';
+export { clockTime, minuteTime, shellWord } from './wording.js';

@@ -16,3 +16,8 @@ export function oneLine(text: string, longest = 200): string {
   const flat = text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim();
   return flat.length > longest ? `${flat.slice(0, longest - 1)}…` : flat;
 }
+
+/** A word as a terminal takes it (a path, a flag's value): quoted only when it holds anything a shell would read. */
+export function shellWord(text: string): string {
+  return /^[A-Za-z0-9_./@%+=:,-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,5 +1,5 @@
 import { userInfo } from 'node:os';
-import { APPROVAL_DECISION_TITLES, ApprovalError, ApprovalStore, describeDecision, minuteTime, neutralizeInvisible, processAlive, UsageError, type ApprovalDecision, type PendingApproval } from '@bulkhead/core';
+import { APPROVAL_DECISION_TITLES, ApprovalError, ApprovalStore, describeDecision, minuteTime, neutralizeInvisible, processAlive, shellWord, UsageError, type ApprovalDecision, type PendingApproval } from '@bulkhead/core';
 
 /** One argument's value in a list line. */
 const LONGEST_VALUE = 40;
@@ -146,11 +146,6 @@ export function decideApproval(controlDir: string, id: string, decision: Approva
 }
 
 const USAGE = 'usage: bulkhead approvals [list | show ID | allow ID [--session | --always] | deny ID]';
-
-/** A word for the shell as it is, or single-quoted. */
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9_/.,:=@%+-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The flags that found the control-plane folder, for the commands `show` prints. */
 function folderFlags(values: { root?: string[]; config?: string }, controlDir: string): string {
