@@ -80,7 +80,7 @@ describe('Activity', () => {
       'gateway|fs:read_file|claude-desktop|allow|ok|12 ms|0 B',
     ]);
     expect(page).not.toContain(HOSTILE);
-    expect(page).toContain(`<tr data-chain="fs.jsonl"><td>fs.jsonl</td><td class="chain-status">verified</td><td>OK ${join(controlDir, 'audit', 'fs.jsonl')}: 1 entries, chain intact</td></tr>`);
+    expect(page).toContain(`<tr data-chain="fs.jsonl"><td>fs.jsonl</td><td class="chain-status">verified</td><td>OK ${join(controlDir, 'audit', 'fs.jsonl')}: 1 entry, chain intact</td></tr>`);
     expect(page).toContain(`<tr data-chain="gateway.jsonl"><td>gateway.jsonl</td><td class="chain-status">verified</td><td>OK ${join(controlDir, 'audit', 'gateway.jsonl')}: 2 entries, chain intact</td></tr>`);
   });
 

@@ -231,7 +231,7 @@ function anchorProblem(name: string, walk: Walk | undefined, anchorsByChain: Rea
 function reportLine(file: string, result: VerifyResult): string {
   if (!result.ok) return result.line === undefined ? `FAIL ${file}: ${result.problem}` : `FAIL ${file} line ${result.line}: ${result.problem}`;
   const notes = result.notes?.length ? ` (note: ${result.notes.join('; ')})` : '';
-  return `OK ${file}: ${result.entries} entries, chain intact${notes}`;
+  return `OK ${file}: ${result.entries} ${result.entries === 1 ? 'entry' : 'entries'}, chain intact${notes}`;
 }
 
 /**
