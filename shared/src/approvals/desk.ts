@@ -76,6 +76,11 @@ function seconds(ms: number): string {
 export class ApprovalDesk {
   private opened: ApprovalStore | undefined;
   private readonly always = new Map<string, ApprovalRef>();
+  /**
+   * An always given before this is in the permissions.yaml this process loaded, or was taken out
+   * of it by the user since: either way the loaded gate already says what it should.
+   */
+  private readonly since = Date.now();
 
   /**
    * `server` is the namespace whose gate holds the calls (`gateway`, `fs_write`). The store is
@@ -103,7 +108,7 @@ export class ApprovalDesk {
     try {
       given = this.store()
         .recent(Number.MAX_SAFE_INTEGER)
-        .find((approval) => approval.tool === tool && approval.decision?.decision === 'always');
+        .find((approval) => approval.tool === tool && approval.decision?.decision === 'always' && Date.parse(approval.decision.at) >= this.since);
     } catch {
       // An unreadable store grants nothing: the call is asked about as usual.
       return undefined;
