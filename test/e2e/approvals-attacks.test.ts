@@ -1,7 +1,7 @@
 // A hostile model against the pending-approval store, with real processes: bulkhead-fs-write
 // served alone over stdio (as a Claude Desktop entry starts it) to a client without elicitation,
 // and the human deciding in a terminal with `bulkhead approvals`.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -40,5 +40,57 @@ describe('an always a human gave, after its rule was taken out of permissions.ya
     expect(text(asked)).toMatch(/^fs_write:create_directory is waiting for a human's approval \(approval [a-km-np-z2-9]{8}\); nothing was run yet\./);
     expect(idIn(text(asked))).not.toBe(id);
     expect(existsSync(ws.path('three'))).toBe(false);
+  });
+});
+
+describe('a model that floods the store', () => {
+  let ws: TempWorkspace | undefined;
+  let server: ServerProcess | undefined;
+
+  afterEach(async () => {
+    await server?.close();
+    ws?.cleanup();
+  });
+
+  it('keeps the approval of a 10 MB write small: the arguments, the prompt, the values it cuts and the preview are bounded', async () => {
+    ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n' });
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    const huge = `${'line of a huge file\n'.repeat(512 * 1024)}`;
+    const asked = (await server.client.callTool({ name: 'write_file', arguments: { path: 'huge.txt', content: huge } })) as CallToolResult;
+    const id = idIn(text(asked));
+    const record = statSync(join(ws.path('.bulkhead'), 'approvals', `${id}.json`));
+    expect(huge.length).toBe(10 * 1024 * 1024);
+    expect(record.size).toBeLessThan(512 * 1024);
+  });
+
+  it('keeps at most 100 undecided approvals: the next distinct call is refused and writes nothing; the identical retry still joins its own, and a decision makes room', async () => {
+    ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n' });
+    const controlDir = ws.path('.bulkhead');
+    const folder = join(controlDir, 'approvals');
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    const make = (path: string) => server!.client.callTool({ name: 'create_directory', arguments: { path } }) as Promise<CallToolResult>;
+    const ids: string[] = [];
+    for (let index = 0; index < 100; index++) ids.push(idIn(text(await make(`d${index}`))));
+    expect(new Set(ids).size).toBe(100);
+    const records = () => readdirSync(folder).filter((name) => /^[a-km-np-z2-9]{8}\.json$/.test(name)).length;
+    expect(records()).toBe(100);
+
+    const refused = await make('one-too-many');
+    expect(refused.isError).toBe(true);
+    expect(text(refused)).toMatch(/^Permission denied: .+\. This client cannot show a confirmation prompt \(it does not support MCP elicitation\), and its pending approval could not be recorded \(/);
+    expect(text(refused)).toContain(
+      `(${folder} holds 100 undecided approvals, as many as it keeps; decide or deny them (\`bulkhead approvals list\`) before another call can wait), so nothing was run.`,
+    );
+    expect(records()).toBe(100);
+    expect(existsSync(ws.path('one-too-many'))).toBe(false);
+
+    // The identical retry of a waiting call opens nothing: it answers with its own approval.
+    expect(idIn(text(await make('d7')))).toBe(ids[7]);
+    // A human's decision makes room for one more.
+    await decide(controlDir, ids[0]!, 'deny');
+    const held = await make('one-too-many');
+    expect(text(held)).toMatch(/^fs_write:create_directory is waiting for a human's approval \(approval [a-km-np-z2-9]{8}\); nothing was run yet\./);
+    expect(records()).toBe(101);
+    expect(text(await make('another'))).toContain('holds 100 undecided approvals, as many as it keeps');
   });
 });

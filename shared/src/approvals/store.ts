@@ -31,6 +31,12 @@ const POLL_MS = 500;
 const DEBOUNCE_MS = 40;
 /** setTimeout fires at once past this. */
 const LONGEST_TIMER_MS = 2 ** 31 - 1;
+/**
+ * More undecided approvals than a human works through: past it a model that makes call after
+ * distinct call cannot fill the disk (each record is up to about 150 KB), nor make every held
+ * call read thousands of records. Creators in several processes at once may pass it by a few.
+ */
+export const MAX_UNDECIDED_APPROVALS = 100;
 /** A leftover temp file of a writer that died is removed after this long. */
 const STALE_TEMP_MS = 60_000;
 
@@ -151,6 +157,12 @@ export class ApprovalStore implements ApprovalStoreApi {
 
   create(approval: NewApproval): PendingApproval {
     this.ensureFolder();
+    const undecided = this.undecidedCount();
+    if (undecided >= MAX_UNDECIDED_APPROVALS) {
+      throw new ApprovalError(
+        `${this.folder} holds ${undecided} undecided approvals, as many as it keeps; decide or deny them (\`bulkhead approvals list\`) before another call can wait`,
+      );
+    }
     const created = this.now();
     const times = { created: created.toISOString(), expires: new Date(created.getTime() + APPROVAL_KEEP_MS).toISOString() };
     // 32^8 ids: a clash is all but impossible, and the exclusive create turns one into a retry.
@@ -307,6 +319,17 @@ export class ApprovalStore implements ApprovalStoreApi {
       // The decision may have landed between the first look and the watcher starting.
       check();
     });
+  }
+
+  /** Records without a decision, counted by their names (an expired one is removed whenever the store is listed, as the desk does before it creates). */
+  private undecidedCount(): number {
+    const names = new Set(readdirSync(this.folder));
+    let count = 0;
+    for (const name of names) {
+      const record = RECORD_NAME.exec(name);
+      if (record && !names.has(`${record[1]!}.decision.json`)) count++;
+    }
+    return count;
   }
 
   /** What changes when an approval is created, decided, used, timed out or removed. */
