@@ -94,3 +94,33 @@ describe('a model that floods the store', () => {
     expect(text(await make('another'))).toContain('holds 100 undecided approvals, as many as it keeps');
   });
 });
+
+describe('the identical retry, against a model that tries to ride on an approval', () => {
+  let ws: TempWorkspace | undefined;
+  let server: ServerProcess | undefined;
+
+  afterEach(async () => {
+    await server?.close();
+    ws?.cleanup();
+  });
+
+  it('lets no other tool with the same arguments use an allow, and reads arguments in any key order as the same call', async () => {
+    ws = tempWorkspace({ '.bulkhead/permissions.yaml': 'approval_wait_ms: 0\n', 'keep.txt': 'keep\n' });
+    const controlDir = ws.path('.bulkhead');
+    server = await startStdioServer({ script: FS_WRITE_CLI, args: ['--root', ws.root] });
+    const call = (name: string, args: Record<string, unknown>) => server!.client.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+
+    const id = idIn(text(await call('write_file', { path: 'k.txt', content: 'k\n' })));
+    // The same arguments in another key order are the same call: they join its approval.
+    expect(idIn(text(await call('write_file', { content: 'k\n', path: 'k.txt' })))).toBe(id);
+    await decide(controlDir, id, 'once');
+    // Another tool, or the same tool with other arguments, asks anew and runs nothing.
+    const other = await call('delete_path', { path: 'keep.txt' });
+    expect(text(other)).toMatch(/^fs_write:delete_path is waiting for a human's approval/);
+    expect(idIn(text(other))).not.toBe(id);
+    expect(existsSync(ws.path('keep.txt'))).toBe(true);
+    expect(idIn(text(await call('write_file', { path: 'k.txt', content: 'k2\n' })))).not.toBe(id);
+    expect(existsSync(ws.path('k.txt'))).toBe(false);
+    expect(text(await call('write_file', { content: 'k\n', path: 'k.txt' }))).toMatch(/^Created k\.txt/);
+  });
+});
