@@ -143,6 +143,39 @@ describe('bulkhead-fs served alone', () => {
   });
 });
 
+describe("another workspace's control-plane folder under a root (--root ~)", () => {
+  let ws: TempWorkspace;
+  let server: ServerProcess;
+  beforeAll(async () => {
+    ws = tempWorkspace({
+      'project/.bulkhead/keys/console.secret': 'OTHER_CONSOLE_SECRET\n',
+      'project/.bulkhead/approvals/k3m9q2xa.json': '{"id":"k3m9q2xa","args":{"content":"OTHER_APPROVAL"}}\n',
+      'project/.bulkhead/permissions.yaml': 'autonomy: supervised\n',
+      'project/notes.txt': 'ordinary notes\n',
+    });
+    server = await startStdioServer({ script: FS_CLI, args: ['--root', ws.root] });
+  });
+  afterAll(async () => {
+    await server.close();
+    ws.cleanup();
+  });
+
+  it('is read, searched and globbed like a credential: never (fs deny_read default)', async () => {
+    const call = caller(server, false);
+    const secret = await call('fs:read_file', { path: 'project/.bulkhead/keys/console.secret' });
+    expect(secret).toEqual({ isError: true, text: 'project/.bulkhead/keys/console.secret is a protected secret (matches `**/.bulkhead/keys` in deny_read of fs_policy.yaml); it cannot be read' });
+    const approval = await call('fs:read_file', { path: 'project/.bulkhead/approvals/k3m9q2xa.json' });
+    expect(approval).toEqual({ isError: true, text: 'project/.bulkhead/approvals/k3m9q2xa.json is a protected secret (matches `**/.bulkhead/approvals` in deny_read of fs_policy.yaml); it cannot be read' });
+    const grep = await call('fs:grep', { pattern: 'OTHER_|k3m9q2xa', path: '.' });
+    expect(grep.text).not.toMatch(/OTHER_CONSOLE_SECRET|OTHER_APPROVAL|console\.secret|k3m9q2xa\.json/);
+    const glob = await call('fs:glob_files', { pattern: '**/*' });
+    expect(glob.text).toContain('project/notes.txt');
+    expect(glob.text).not.toMatch(/console\.secret|k3m9q2xa/);
+    // Its policy files stay readable: only the private folders are credentials.
+    expect((await call('fs:read_file', { path: 'project/.bulkhead/permissions.yaml' })).text).toContain('autonomy: supervised');
+  });
+});
+
 describe('bulkhead-fs-write served alone', () => {
   it('writes, creates, moves in and out of, and deletes nothing there', async () => {
     const ws = workspace();

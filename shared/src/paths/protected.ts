@@ -15,6 +15,9 @@ export const SECRET_GLOBS: readonly string[] = [
   '.gnupg/',
   '.aws/',
   '.netrc',
+  // Another workspace's control-plane folder under a root (`--root ~`): its tokens, console secret and pending approvals. A server's own is refused apart, whatever its name.
+  '**/.bulkhead/keys',
+  '**/.bulkhead/approvals',
 ];
 
 /** A file or folder, relative to a root, that something outside the agent later runs or loads as configuration. */
