@@ -200,9 +200,12 @@ describe('approval_wait_ms: 0', () => {
 
   it('names the address of a console that runs for the folder', async () => {
     // A console record of a live process (this one), as a gateway or `bulkhead console` writes it.
-    const unregister = registerConsole(ws.path('.bulkhead'), { url: 'http://127.0.0.1:45678/console/', server: 'bulkhead console' });
+    const unregister = registerConsole(ws.path('.bulkhead'), { url: 'http://127.0.0.1:45678/console/', path: '/console/PRIVATE_CONSOLE_PATH_0123/', server: 'bulkhead console' });
     try {
-      expect(text(await write('three\n'))).toMatch(
+      const reply = text(await write('three\n'));
+      // The console's own path is where sessions live; it never reaches the model.
+      expect(reply).not.toContain('PRIVATE_CONSOLE_PATH');
+      expect(reply).toMatch(
         new RegExp(`; nothing was run yet\\. Approve it in the Bulkhead console \\(http://127\\.0\\.0\\.1:45678/console/\\) or in a terminal: bulkhead approvals allow ${ID} --config `),
       );
     } finally {

@@ -79,9 +79,12 @@ async function session(controlDir: string): Promise<{ cookie: string; csrf: stri
   const link = await consoleLink(controlDir);
   const login = await send(link.link);
   expect(login.status).toBe(303);
-  expect(login.headers['location']).toBe('/console/');
+  // The console's own base path, which the cookie is scoped to: no other listener on 127.0.0.1 is sent it.
+  const base = /^\/console\/[A-Za-z0-9_-]{22}$/.exec(new URL(link.link).pathname.replace(/\/login$/, ''))?.[0];
+  expect(base).toBeDefined();
+  expect(login.headers['location']).toBe(`${base}/`);
   const setCookie = String(login.headers['set-cookie']);
-  expect(setCookie).toMatch(/^bulkhead_console_\d+=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Max-Age=43200$/);
+  expect(setCookie).toMatch(new RegExp(`^bulkhead_console_\\d+=[A-Za-z0-9_-]{43}; Path=${base}; HttpOnly; SameSite=Strict; Max-Age=43200$`));
   const cookie = setCookie.split(';')[0]!;
   const page = await send(link.url, { headers: { cookie } });
   expect(page.status).toBe(200);
@@ -97,7 +100,10 @@ describe('the console on a port of its own (a stdio gateway)', () => {
   let gateway: ServerProcess;
   let controlDir: string;
   let store: ApprovalStore;
+  /** The console's own address, where a logged-in browser works (its base path is in keys/consoles/ only). */
   let url: string;
+  /** The address the banner and the model's replies show: /console/, which opens no session. */
+  let publicUrl: string;
   let host: string;
   let browser: { cookie: string; csrf: string };
 
@@ -106,7 +112,8 @@ describe('the console on a port of its own (a stdio gateway)', () => {
     controlDir = join(ws.root, '.bulkhead');
     gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], cwd: ws.root });
     for (let i = 0; i < 100 && !/console: http/.test(gateway.stderr()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    url = /console: (http:\/\/127\.0\.0\.1:\d+\/console\/)/.exec(gateway.stderr())![1]!;
+    publicUrl = /console: (http:\/\/127\.0\.0\.1:\d+\/console\/)/.exec(gateway.stderr())![1]!;
+    url = new URL(runningConsoles(controlDir)[0]!.path, publicUrl).href;
     host = new URL(url).host;
     store = new ApprovalStore(controlDir);
     // Pages render pending approvals, so one must exist for the csrf field to be on the page.
@@ -127,7 +134,8 @@ describe('the console on a port of its own (a stdio gateway)', () => {
     expect(gateway.stderr()).not.toContain(secret);
     expect(statSync(consoleSecretFile(controlDir)).mode & 0o777).toBe(0o600);
     expect(statSync(join(controlDir, 'keys')).mode & 0o777).toBe(0o700);
-    expect(runningConsoles(controlDir).map((entry) => [entry.url, entry.server])).toEqual([[url, 'bulkhead gateway']]);
+    expect(runningConsoles(controlDir).map((entry) => [entry.url, entry.server])).toEqual([[publicUrl, 'bulkhead gateway']]);
+    expect(gateway.stderr()).not.toContain(runningConsoles(controlDir)[0]!.path);
   });
 
   it('answers no credentials, a wrong secret, a made-up cookie and a used login link with the login page', async () => {
@@ -164,6 +172,10 @@ describe('the console on a port of its own (a stdio gateway)', () => {
     expect(bySecret.body).toContain('<h1>Approvals</h1>');
     expectSecurityHeaders(bySecret);
     expect((await send(url, { headers: { cookie: browser.cookie } })).status).toBe(200);
+    // The session works under the console's own base path only, where its cookie is scoped.
+    expectLoginPage(await send(publicUrl, { headers: { cookie: browser.cookie } }));
+    expectLoginPage(await send(`${publicUrl}activity`, { headers: { cookie: browser.cookie } }));
+    expect((await send(`${publicUrl}activity`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
   });
 
   it('streams a changed event when an approval is opened, on its live-update stream', async () => {
@@ -231,7 +243,7 @@ describe('the console on a port of its own (a stdio gateway)', () => {
     // The browser's own form, as Chromium sends it under Referrer-Policy no-referrer, is taken.
     const taken = await decide(id, { cookie: browser.cookie, origin: 'null', 'sec-fetch-site': 'same-origin' }, { csrf: browser.csrf });
     expect(taken.status).toBe(303);
-    expect(taken.headers['location']).toMatch(/^\/console\/\?outcome=[A-Za-z0-9_-]+$/);
+    expect(taken.headers['location']).toMatch(new RegExp(`^${new URL(url).pathname}\\?outcome=[A-Za-z0-9_-]+$`));
     expect(store.get(id)?.decision).toMatchObject({ decision: 'once', by: 'the Bulkhead console (127.0.0.1)' });
     const shown = await send(`http://${host}${taken.headers['location']}`, { headers: { cookie: browser.cookie } });
     expect(shown.body).toContain(`<p class="outcome ok" role="status">Allowed once: fs_write:delete_path (${id}).</p>`);
@@ -280,12 +292,14 @@ describe('the console on the port of an HTTP gateway', () => {
   let gateway: HttpServerProcess;
   let controlDir: string;
   let consoleUrl: string;
+  let ownUrl: string;
 
   beforeAll(async () => {
     ws = tempWorkspace({});
     controlDir = join(ws.root, '.bulkhead');
     gateway = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], cwd: ws.root });
     consoleUrl = gateway.url.replace(/\/mcp$/, '/console/');
+    ownUrl = new URL(runningConsoles(controlDir)[0]!.path, consoleUrl).href;
   });
   afterAll(async () => {
     await gateway?.close();
@@ -318,15 +332,15 @@ describe('the console on the port of an HTTP gateway', () => {
 
   it('refuses a rebinding Host and a foreign Origin before the console sees them, and another loopback name after', async () => {
     const { cookie } = await session(controlDir);
-    const port = new URL(consoleUrl).port;
-    const rebound = await send(consoleUrl, { headers: { host: `evil.example:${port}`, cookie } });
+    const port = new URL(ownUrl).port;
+    const rebound = await send(ownUrl, { headers: { host: `evil.example:${port}`, cookie } });
     expect([rebound.status, JSON.parse(rebound.body).error.message]).toEqual([403, `Host header "evil.example:${port}" is not allowed (DNS-rebinding protection)`]);
-    const foreign = await send(consoleUrl, { headers: { origin: 'http://evil.example', cookie } });
+    const foreign = await send(ownUrl, { headers: { origin: 'http://evil.example', cookie } });
     expect([foreign.status, JSON.parse(foreign.body).error.message]).toEqual([403, 'Origin http://evil.example is not allowed (DNS-rebinding protection); add it with --allow-origin']);
     // localhost is a name the MCP endpoint answers to, but not the console's own address.
-    const otherName = await send(consoleUrl, { headers: { host: `localhost:${port}`, cookie } });
+    const otherName = await send(ownUrl, { headers: { host: `localhost:${port}`, cookie } });
     expect([otherName.status, otherName.body]).toEqual([421, REFUSED.host]);
-    expect((await send(consoleUrl, { headers: { cookie } })).status).toBe(200);
+    expect((await send(ownUrl, { headers: { cookie } })).status).toBe(200);
     expect((await send(gateway.url.replace(/\/mcp$/, '/healthz'))).body).toBe('ok\n');
   });
 
@@ -338,7 +352,7 @@ describe('the console on the port of an HTTP gateway', () => {
     const alone = await consoleLink(controlDir);
     try {
       expect(alone.stderr()).toMatch(/^bulkhead: no gateway is running for .*; serving its console at http:\/\/127\.0\.0\.1:\d+\/console\/ until Ctrl-C \(approvals, activity, trash and policy work; live gateway data needs a running gateway\)\n$/);
-      expect(runningConsoles(controlDir).map((entry) => [entry.url, entry.server])).toEqual([[alone.url, 'bulkhead console']]);
+      expect(runningConsoles(controlDir).map((entry) => [new URL(entry.path, entry.url).href, entry.server])).toEqual([[alone.url, 'bulkhead console']]);
       const login = await send(alone.link);
       const cookie = String(login.headers['set-cookie']).split(';')[0]!;
       const page = await send(alone.url, { headers: { cookie } });

@@ -2,6 +2,8 @@
 // that are HTML are shown as text on every page that shows them, in a real Chromium, and run
 // nothing. Real processes: the gateway started as README says, `bulkhead console` logging in.
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,5 +72,34 @@ describe('the console, shown what a hostile model chose', () => {
     await page.goto(new URL('activity', page.url()).href);
     expect(await page.locator('#activity').innerText()).toContain(`${HOSTILE}.txt`);
     await expectInert();
+  });
+
+  it('its session cookie is not sent to another listener on 127.0.0.1 that a page points the browser at', async () => {
+    // A model's preview server on another port of 127.0.0.1 (same site as the console, so SameSite
+    // does not stop the cookie): it records the cookies the browser sends it for console-like paths.
+    const cookies: string[] = [];
+    const consolePort = new URL(page.url()).port;
+    const listener = createServer((request, response) => {
+      cookies.push(`${request.url} ${request.headers.cookie ?? ''}`);
+      // Every console path a page could know; the console's own base path (keys/consoles/) it cannot.
+      const lure = ['/console/', '/console/activity', '/console/x.png', '/console/approvals/decide', '/'];
+      response.writeHead(200, { 'content-type': 'text/html' }).end(request.url === '/' ? lure.map((path) => `<img src="${path}">`).join('') : '');
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const other = await page.context().newPage();
+      await other.goto(`http://127.0.0.1:${port}/`, { timeout: 10_000 });
+      await other.goto(`http://127.0.0.1:${port}/console/`, { timeout: 10_000 });
+      for (let i = 0; i < 50 && cookies.length < 7; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      await other.close();
+      expect(cookies.length).toBeGreaterThanOrEqual(7);
+      expect(cookies.filter((line) => line.includes(`bulkhead_console_${consolePort}`))).toEqual([]);
+      // The console itself still has the browser's session.
+      await page.goto(new URL('.', page.url()).href, { timeout: 10_000, waitUntil: 'domcontentloaded' });
+      expect(await page.locator('h1').first().innerText({ timeout: 10_000 })).toBe('Approvals');
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
   });
 });

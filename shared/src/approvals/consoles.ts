@@ -16,6 +16,8 @@ const runningConsoleSchema = z.object({
   /** The console's address, without its secret (`http://127.0.0.1:43123/console/`). */
   url: z.string().url(),
   started: z.string(),
+  /** Its own base path, where a logged-in browser works (`/console/<random>/`): never shown beyond the user's terminal and browser. */
+  path: z.string().regex(/^\/[A-Za-z0-9_/-]*\/$/),
   /** What serves it (`bulkhead gateway`, `bulkhead console`). */
   server: z.string(),
 });

@@ -34,9 +34,9 @@ function openInBrowser(url: string): Promise<boolean> {
   });
 }
 
-/** A login link for the console at `url`: a one-time ticket, valid a minute, that the console swaps for a session cookie. */
-function loginLink(controlDir: string, url: string): string {
-  return `${url}login?ticket=${issueLoginTicket(controlDir)}`;
+/** A login link for the console at `url` with its own base `path`: a one-time ticket, valid a minute, that the console swaps for a session cookie. */
+function loginLink(controlDir: string, url: string, path: string): string {
+  return `${new URL(path, url).href}login?ticket=${issueLoginTicket(controlDir)}`;
 }
 
 async function hand(link: string, print: boolean, what: string): Promise<void> {
@@ -57,7 +57,7 @@ async function hand(link: string, print: boolean, what: string): Promise<void> {
 export async function openConsole(command: ConsoleCommand): Promise<number> {
   const running = runningConsoles(command.controlDir)[0];
   if (running) {
-    await hand(loginLink(command.controlDir, running.url), command.print, `the console of ${running.server} (pid ${running.pid}) at ${running.url}`);
+    await hand(loginLink(command.controlDir, running.url, running.path), command.print, `the console of ${running.server} (pid ${running.pid}) at ${running.url}`);
     return 0;
   }
   const port = loadYamlFile(command.controlDir, GATEWAY_CONFIG_FILE, gatewayConfigSchema).value.console.port;
@@ -77,6 +77,6 @@ export async function openConsole(command: ConsoleCommand): Promise<number> {
   process.on('SIGINT', () => stop(130));
   process.on('SIGTERM', () => stop(143));
   process.on('SIGHUP', () => stop(129));
-  await hand(loginLink(command.controlDir, serving.url), command.print, `the console at ${serving.url}`);
+  await hand(loginLink(command.controlDir, serving.url, `${served.base}/`), command.print, `the console at ${serving.url}`);
   return -1;
 }

@@ -11,6 +11,17 @@ import type { ActionOutcome, ConsolePage, ConsoleSources, PageRequest } from './
 
 /** Every console path starts with it, on the gateway's HTTP port and on a port of its own alike. */
 export const CONSOLE_BASE = '/console';
+
+/**
+ * A console's own base path, `/console/<22 random characters>`: its session cookie is scoped to
+ * it. A browser sends a cookie to every port of 127.0.0.1, so with `Path=/console` any local
+ * listener a page of 127.0.0.1 points the browser at (a model's preview server, say) would get the
+ * session; it cannot get one scoped to a path it does not know. The path is kept in `keys/consoles/`
+ * and reaches only the browser `bulkhead console` logs in; banners and replies show `/console/`.
+ */
+export function privateConsoleBase(): string {
+  return `${CONSOLE_BASE}/${randomBytes(16).toString('base64url')}`;
+}
 /** A form of the console is a few fields; anything bigger is not one of ours. */
 export const MAX_FORM_BYTES = 64 * 1024;
 /** Browsers listening for live updates at once; more are refused, so each open tab costs bounded memory. */
@@ -44,6 +55,8 @@ export const REFUSALS = {
 
 export interface ConsoleAppOptions {
   readonly sources: ConsoleSources;
+  /** The console's own base path (privateConsoleBase): browser sessions live under it only. */
+  readonly base: string;
   readonly pages: readonly ConsolePage[];
   /** The console's own `host:port` as browsers write it in Host (`127.0.0.1:43123`), once it listens. */
   readonly address: () => string | undefined;
@@ -92,7 +105,7 @@ async function boundedBody(request: Request, limit: number): Promise<string | un
  */
 export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
   const { sources, pages, sessions } = options;
-  const base = CONSOLE_BASE;
+  const { base } = options;
   const outcomes = new Map<string, KeptOutcome>();
   const cookieName = () => `bulkhead_console_${(options.address() ?? '').replace(/^.*:/, '')}`;
   const app = new Hono<Env>();
@@ -124,10 +137,13 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     return next();
   });
 
-  app.get('/', (c) => c.redirect(`${base}/`, 303));
+  app.get('/', (c) => c.redirect(`${CONSOLE_BASE}/`, 303));
+  app.get(CONSOLE_BASE, (c) => c.redirect(`${CONSOLE_BASE}/`, 303));
   app.get(base, (c) => c.redirect(`${base}/`, 303));
-  app.get(`${base}/console.js`, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
-  app.get(`${base}/console.css`, (c) => c.body(CONSOLE_STYLES, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  for (const assets of [CONSOLE_BASE, base]) {
+    app.get(`${assets}/console.js`, (c) => c.body(CONSOLE_SCRIPT, 200, { 'content-type': 'text/javascript; charset=utf-8' }));
+    app.get(`${assets}/console.css`, (c) => c.body(CONSOLE_STYLES, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  }
 
   const unauthorized = async (c: Context, title: string, why: string) =>
     c.html(
@@ -138,7 +154,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
           html`Open the console with <code>bulkhead console</code> in a terminal on this machine (with <code>--config DIR</code> if the gateway uses another control-plane folder): it logs this browser in with a link that works once, for a minute.`,
           html`A script sends <code>Authorization: Bearer</code> with the console secret, kept in <code>keys/console.secret</code> of the control-plane folder.`,
         ],
-        base,
+        CONSOLE_BASE,
       ),
       401,
       { 'www-authenticate': 'Bearer realm="bulkhead console"' },
@@ -154,7 +170,10 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     return c.redirect(`${base}/`, 303);
   });
 
-  /** The secret in the Authorization header, or the session cookie; a wrong Authorization header is refused even beside a good cookie. */
+  /**
+   * The secret in the Authorization header (anywhere under /console), or the session cookie (under
+   * the console's own base only); a wrong Authorization header is refused even beside a good cookie.
+   */
   const callerOf = (c: Context): Caller | undefined => {
     const authorization = c.req.header('authorization');
     if (authorization !== undefined) {
@@ -162,6 +181,8 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
       const secret = given === undefined ? undefined : options.secret();
       return given !== undefined && secret !== undefined && sameSecret(secret, given) ? { kind: 'secret' } : undefined;
     }
+    const path = new URL(c.req.url).pathname;
+    if (path !== base && !path.startsWith(`${base}/`)) return undefined;
     const cookie = c.req.header('cookie') ?? '';
     const name = cookieName();
     for (const part of cookie.split(';')) {
@@ -173,22 +194,24 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     return undefined;
   };
 
-  app.use(`${base}/*`, async (c, next) => {
+  app.use(`${CONSOLE_BASE}/*`, async (c, next) => {
     const caller = callerOf(c);
     if (!caller) return unauthorized(c, 'Log in to the Bulkhead console', 'This browser is not logged in to the console (or its session ended when the console restarted).');
     c.set('caller', caller);
     return next();
   });
 
+  /** The base a request came under: a script with the secret may use /console itself. */
+  const baseOf = (c: Context): string => (new URL(c.req.url).pathname.startsWith(`${base}/`) ? base : CONSOLE_BASE);
   const pageRequest = (c: Context<Env>, caller: Caller): PageRequest => ({
     query: new URLSearchParams(new URL(c.req.url).search),
     csrf: caller.kind === 'session' ? caller.session.csrf : '',
-    base,
+    base: baseOf(c),
     actor: `the Bulkhead console (${c.env.incoming.socket.remoteAddress ?? 'unknown address'})`,
   });
 
   let streams = 0;
-  app.get(`${base}/events`, (c) => {
+  const events = (c: Context<Env>) => {
     if (streams >= MAX_EVENT_STREAMS) return text(c, 503, REFUSALS.tooManyStreams);
     streams++;
     return streamSSE(c, async (stream) => {
@@ -209,7 +232,7 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
         streams--;
       }
     });
-  });
+  };
 
   const pageFor = (segment: string): ConsolePage | undefined => pages.find((page) => page.slug === segment && page.slug !== '');
   const frontPage = pages.find((page) => page.slug === '');
@@ -220,33 +243,36 @@ export function createConsoleApp(options: ConsoleAppOptions): Hono<Env> {
     const kept = outcomes.get(request.query.get('outcome') ?? '');
     const outcome = kept && kept.owner === ownerOf(caller) ? kept.outcome : undefined;
     const content = await page.render(sources, request);
-    return c.html(await layout({ base, pages, current: page, content, servedBy: options.servedBy, ...(outcome ? { outcome } : {}) }));
+    return c.html(await layout({ base: request.base, pages, current: page, content, servedBy: options.servedBy, ...(outcome ? { outcome } : {}) }));
   };
 
-  app.get(`${base}/`, (c) => (frontPage ? renderPage(c, frontPage) : text(c, 404, 'No front page.\n')));
-  app.get(`${base}/:slug`, (c) => {
-    const page = pageFor(c.req.param('slug'));
-    return page ? renderPage(c, page) : text(c, 404, 'No such console page.\n');
-  });
+  for (const under of [base, CONSOLE_BASE]) {
+    app.get(`${under}/events`, events);
+    app.get(`${under}/`, (c) => (frontPage ? renderPage(c, frontPage) : text(c, 404, 'No front page.\n')));
+    app.get(`${under}/:slug`, (c) => {
+      const page = pageFor(c.req.param('slug'));
+      return page ? renderPage(c, page) : text(c, 404, 'No such console page.\n');
+    });
 
-  app.post(`${base}/:segment/:action`, async (c) => {
-    const caller = c.get('caller');
-    const site = c.req.header('sec-fetch-site');
-    if (site !== undefined && site !== 'same-origin') return text(c, 403, REFUSALS.crossSite);
-    const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/x-www-form-urlencoded') return text(c, 415, REFUSALS.formType);
-    const body = await boundedBody(c.req.raw, MAX_FORM_BYTES);
-    if (body === undefined) return text(c, 413, REFUSALS.tooLarge);
-    const form = new URLSearchParams(body);
-    // Header credentials are never sent by a browser on its own, so only a cookie session needs the form's proof.
-    if (caller.kind === 'session' && !sameSecret(caller.session.csrf, form.get('csrf') ?? '')) return text(c, 403, REFUSALS.csrf);
-    const segment = c.req.param('segment');
-    const page = segment === FRONT_PAGE_SEGMENT ? frontPage : pageFor(segment);
-    const action = page?.actions?.[c.req.param('action')];
-    if (!page || !action) return text(c, 404, 'No such console action.\n');
-    const outcome = await action(sources, form, pageRequest(c, caller));
-    return c.redirect(`${pageHref(base, page)}?outcome=${keepOutcome(outcome, ownerOf(caller))}`, 303);
-  });
+    app.post(`${under}/:segment/:action`, async (c) => {
+      const caller = c.get('caller');
+      const site = c.req.header('sec-fetch-site');
+      if (site !== undefined && site !== 'same-origin') return text(c, 403, REFUSALS.crossSite);
+      const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+      if (type !== 'application/x-www-form-urlencoded') return text(c, 415, REFUSALS.formType);
+      const body = await boundedBody(c.req.raw, MAX_FORM_BYTES);
+      if (body === undefined) return text(c, 413, REFUSALS.tooLarge);
+      const form = new URLSearchParams(body);
+      // Header credentials are never sent by a browser on its own, so only a cookie session needs the form's proof.
+      if (caller.kind === 'session' && !sameSecret(caller.session.csrf, form.get('csrf') ?? '')) return text(c, 403, REFUSALS.csrf);
+      const segment = c.req.param('segment');
+      const page = segment === FRONT_PAGE_SEGMENT ? frontPage : pageFor(segment);
+      const action = page?.actions?.[c.req.param('action')];
+      if (!page || !action) return text(c, 404, 'No such console action.\n');
+      const outcome = await action(sources, form, pageRequest(c, caller));
+      return c.redirect(`${pageHref(under, page)}?outcome=${keepOutcome(outcome, ownerOf(caller))}`, 303);
+    });
+  }
 
   app.notFound((c) => text(c, 404, 'Not found.\n'));
   app.onError((error, c) => c.body(`The console failed: ${error.message}\n`, 500, { 'content-type': 'text/plain; charset=utf-8' }));

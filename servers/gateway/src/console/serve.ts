@@ -3,7 +3,7 @@ import { getRequestListener } from '@hono/node-server';
 import { ApprovalStore, errorMessage, isLoopback, loadYamlFile, PermissionGate, registerConsole, type HttpRoute, type ToolServer } from '@bulkhead/core';
 import { GATEWAY_CONFIG_FILE, gatewayConfigSchema } from '../config/schema.js';
 import type { Gateway } from '../gateway.js';
-import { CONSOLE_BASE, createConsoleApp } from './app.js';
+import { CONSOLE_BASE, createConsoleApp, privateConsoleBase } from './app.js';
 import { consoleSecret, ConsoleSessions } from './auth.js';
 import { ConsoleChanges } from './events.js';
 import type { ConsolePage, ConsoleSources } from './page.js';
@@ -41,6 +41,8 @@ export class ServedConsole {
   private address: string | undefined;
   private unregister: (() => void) | undefined;
   private readonly changes: ConsoleChanges;
+  /** This console's own base path, where browser sessions live (privateConsoleBase). */
+  readonly base = privateConsoleBase();
   readonly listener: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
 
   constructor(private readonly setup: ConsoleSetup) {
@@ -48,6 +50,7 @@ export class ServedConsole {
     this.changes = new ConsoleChanges(sources);
     const app = createConsoleApp({
       sources,
+      base: this.base,
       pages: setup.pages ?? CONSOLE_PAGES,
       address: () => this.address,
       secret: () => this.secret(),
@@ -85,7 +88,7 @@ export class ServedConsole {
   announce(report: (line: string) => void): void {
     if (this.address === undefined || this.unregister) return;
     try {
-      this.unregister = registerConsole(this.setup.controlDir, { url: consoleUrl(this.address), server: this.setup.server });
+      this.unregister = registerConsole(this.setup.controlDir, { url: consoleUrl(this.address), path: `${this.base}/`, server: this.setup.server });
       consoleSecret(this.setup.controlDir);
     } catch (error) {
       // The gateway is what matters: a console that cannot record itself still serves a browser that knows its address.
