@@ -1,6 +1,8 @@
-import { mkdirSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { processAlive } from '../processes.js';
+import { readJsonFile, replaceAtomically } from './files.js';
 
 /** The console's own secret: one per control-plane folder, beside the bearer tokens (no tool can read `keys/`). */
 export function consoleSecretFile(controlDir: string): string {
@@ -23,24 +25,13 @@ const runningConsoleSchema = z.object({
 });
 export type RunningConsole = z.output<typeof runningConsoleSchema>;
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** Records a console this process serves, so `bulkhead console` and the gate's replies find it; the returned function removes it. */
 export function registerConsole(controlDir: string, entry: Omit<RunningConsole, 'pid' | 'started'>): () => void {
   const folder = registryFolder(controlDir);
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   const file = join(folder, `${process.pid}.json`);
   const record: RunningConsole = { pid: process.pid, started: new Date().toISOString(), ...entry };
-  const temp = `${file}.${process.pid}.tmp`;
-  writeFileSync(temp, `${JSON.stringify(record)}\n`, { mode: 0o600 });
-  renameSync(temp, file);
+  replaceAtomically(file, `${JSON.stringify(record)}\n`, 0o600);
   return () => {
     try {
       unlinkSync(file);
@@ -62,13 +53,9 @@ export function runningConsoles(controlDir: string): RunningConsole[] {
   const found: RunningConsole[] = [];
   for (const name of names) {
     const file = join(folder, name);
-    let record: RunningConsole;
-    try {
-      record = runningConsoleSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
-    } catch {
-      continue;
-    }
-    if (alive(record.pid)) found.push(record);
+    const record = readJsonFile(file, runningConsoleSchema);
+    if (!record) continue;
+    if (processAlive(record.pid)) found.push(record);
     else {
       try {
         unlinkSync(file);
