@@ -193,6 +193,10 @@ describe('web_search with DuckDuckGo (HTML endpoint)', () => {
       // jsdom on the server's thread would let no timer fire for the whole 1.5 s.
       expect(ticks).toBeGreaterThan(5);
     }
+    // The abandoned worker's replacement starts at once and loads jsdom while the server is idle;
+    // the pause stands for a model's think time, so the next query does not pay a cold start
+    // (a second or more on a loaded machine) inside its 1.5 s.
+    await new Promise((resolve) => setTimeout(resolve, 4000));
     provider.answer = html(DDG_PAGE);
     const next = await web.call<SearchResult>('web_search', { query: 'rust', max_results: 1 });
     expect(next.structured.results.map((hit) => hit.url)).toEqual(['https://tokio.rs/']);

@@ -62,6 +62,10 @@ function failureOf(error: unknown): JobFailure {
   return errorMessage(error).includes('Maximum call stack size exceeded') ? 'too_deep' : 'error';
 }
 
+// A worker exists to parse HTML: loading jsdom before the first job arrives lets a replacement
+// started after an abandoned job be ready for the next one.
+void import('jsdom');
+
 parentPort?.on('message', ({ id, job }: JobRequest) => {
   perform(job).then(
     (success) => parentPort?.postMessage({ id, ok: true, ...success } satisfies JobReply),

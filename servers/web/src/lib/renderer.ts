@@ -53,7 +53,7 @@ interface Task {
   readonly release: () => void;
 }
 
-/** One worker's place in the pool; the worker starts on its first job and is replaced after one is abandoned. */
+/** One worker's place in the pool; the worker starts on its first job and is replaced as soon as one is abandoned. */
 interface Slot {
   worker: Worker | undefined;
   task: Task | undefined;
@@ -174,6 +174,9 @@ export class HtmlRenderer implements JobRunner {
     const slot = this.slots.find((candidate) => candidate.task === task);
     if (slot === undefined) return;
     void this.stop(slot, reason);
+    // The replacement loads jsdom now, while nothing waits for it, so the call after a hostile
+    // page does not pay a cold start (about a second) inside its own deadline.
+    if (!this.closed) this.workerOf(slot);
     this.dispatch();
   }
 
