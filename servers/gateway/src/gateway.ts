@@ -53,6 +53,9 @@ import type { MetaContext, MetaTool } from './meta/meta-tool.js';
 import { toolSearch } from './meta/tool_search.js';
 import { unloadTools } from './meta/unload_tools.js';
 import { PinStore } from './pins.js';
+import type { UpstreamExtra } from './relay/context.js';
+import { InFlightCalls } from './relay/in-flight.js';
+import { createRelays, relayCapabilities } from './relay/index.js';
 import { reviewQuarantined } from './review.js';
 import { describeQuarantine, treatmentOf } from './treatment.js';
 import { LoadedTools } from './session.js';
@@ -69,6 +72,8 @@ export const metaTools: readonly MetaTool[] = [toolSearch, callTool, listTools, 
 
 export interface GatewayOptions {
   readonly controlDir: string;
+  /** The --root folders, absolute: what the gateway answers its servers' roots/list with. */
+  readonly roots?: readonly string[];
   readonly downstreams: readonly DownstreamSpec[];
   readonly builtins: ReadonlySet<string>;
   readonly config: GatewayConfig;
@@ -94,6 +99,8 @@ export interface Access {
   readonly gate: GateMode;
   /** Narrows what is exposed (a profile); never widens the permission policy. */
   readonly visibleTo?: (entry: CatalogEntry) => boolean;
+  /** Whether the profile sees a server at all: its resources, prompts and completions (a profile's `tools` narrows tools only). */
+  readonly namespaceVisible?: (namespace: string) => boolean;
 }
 
 export interface Gateway extends ToolServer {
@@ -200,6 +207,24 @@ export function createGateway(options: GatewayOptions): Gateway {
     return visible;
   };
   const accessOf = (label: string | undefined): Access => (label !== undefined ? options.accessByToken?.get(label) : undefined) ?? options.access;
+  const callerOfRequest = (server: Server, extra: UpstreamExtra): string => `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`;
+  const calls = new InFlightCalls();
+  const relays = createRelays({
+    controlDir: options.controlDir,
+    roots: options.roots ?? [],
+    config: options.config,
+    audit: options.audit,
+    downstreams,
+    builtins: options.builtins,
+    catalog,
+    pins,
+    auditor,
+    sessions,
+    calls,
+    accessOf: (extra) => accessOf(extra.authInfo?.clientId),
+    callerOf: callerOfRequest,
+    report: (line) => options.report?.(line),
+  });
   const isCore = (entry: CatalogEntry) => corePatterns.some((pattern) => !pattern.argument && pattern.matchesName(entry.qualified));
   const stableMode = options.toolPolicy.mode === 'stable';
 
@@ -349,7 +374,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         }
       : undefined;
 
-  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'>, gate: GateMode): Promise<CallToolResult> => {
+  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'> & { readonly server: Server }, gate: GateMode): Promise<CallToolResult> => {
     const preview = dryRunPreview(entry, call.signal);
     const state: CallState = {
       target: {
@@ -369,7 +394,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       decision: 'none',
     };
     catalog.commitPins();
-    await downstreamChain(entry, gate)(state);
+    await calls.track(entry.namespace, { server: call.server, extra: call.extra, caller: call.caller, qualifiedName: entry.qualified }, () => downstreamChain(entry, gate)(state));
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
   };
 
@@ -394,7 +419,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     const server = new Server(
       { name: 'bulkhead-gateway', version: '0.1.0' },
       {
-        capabilities: { tools: { listChanged: true }, logging: {} },
+        capabilities: { tools: { listChanged: true }, logging: {}, ...relayCapabilities(relays) },
         instructions: 'Bulkhead gateway. A few tools are always available; find the others with tool_search and call them with call_tool.',
       },
     );
@@ -402,6 +427,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (!stableMode) await server.sendToolListChanged();
     };
     const exposedMeta = metaTools.filter((tool) => !stableMode || tool.stable);
+    for (const relay of relays) relay.install(server);
 
     server.setRequestHandler(ListToolsRequestSchema, async (_request, extra) => {
       await firstStarts();
@@ -419,7 +445,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       const call = {
         extra,
         signal: extra.signal,
-        caller: `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`,
+        server,
+        caller: callerOfRequest(server, extra),
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
         // Reaches call_tool's calls too: its context's state is this object.
         sessionApprovals: approvals.for(extra.authInfo?.token),
@@ -435,7 +462,7 @@ export function createGateway(options: GatewayOptions): Gateway {
           treatment: (entry) => treatmentOf(entry, access.gate),
           callDownstream: (entry, args, state) => {
             metaState.delegated = true;
-            return callDownstream(entry, args, state, access.gate);
+            return callDownstream(entry, args, { ...state, server }, access.gate);
           },
           listChanged,
           firstStarts,

@@ -35,6 +35,7 @@ function profileAccess(config: GatewayConfig, permissions: PermissionGate, name:
   return {
     gate: { kind: 'self', permissions: profile.autonomy ? permissions.narrowedTo(profile.autonomy) : permissions },
     visibleTo: (entry) => (!profile.namespaces || profile.namespaces.includes(entry.namespace)) && (!tools || tools.some((pattern) => pattern.matchesName(entry.qualified))),
+    namespaceVisible: (namespace) => !profile.namespaces || profile.namespaces.includes(namespace),
   };
 }
 
@@ -56,6 +57,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
   );
   const gateway = createGateway({
     controlDir,
+    roots,
     downstreams: specs,
     builtins,
     config,

@@ -1,7 +1,29 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { CallToolResultSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult, type Progress, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ErrorCode,
+  ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ClientRequest,
+  type Progress,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type ServerCapabilities,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { z } from 'zod';
 import { redactText, ToolError } from '@bulkhead/core';
 import type { TrustGrant } from '../config/schema.js';
 import { boundedFetch, type ReplyLimits } from './bounded-fetch.js';
@@ -59,6 +81,26 @@ export interface CallOptions {
   readonly onprogress?: (progress: Progress) => void;
 }
 
+/** The lists besides tools that a server may offer, each read whole (paged) and re-read on its list_changed. */
+export interface FeatureLists {
+  prompts: Prompt[];
+  resources: Resource[];
+  resourceTemplates: ResourceTemplate[];
+}
+export type FeatureList = keyof FeatureLists;
+
+/** What the gateway answers for a server's requests to its client (roots, elicitation, sampling). */
+export interface ServerRequestHandlers {
+  readonly roots: (downstream: Downstream) => Promise<{ roots: { uri: string; name?: string }[] }>;
+  readonly elicit: (downstream: Downstream, request: z.output<typeof ElicitRequestSchema>, signal: AbortSignal) => Promise<Record<string, unknown>>;
+  readonly sample: (downstream: Downstream, request: z.output<typeof CreateMessageRequestSchema>, signal: AbortSignal) => Promise<Record<string, unknown>>;
+}
+
+/** A notification a server sent that the gateway passes on (resource updates, log messages). */
+export type ServerNotice =
+  | { readonly kind: 'resource_updated'; readonly uri: string }
+  | { readonly kind: 'log'; readonly params: z.output<typeof LoggingMessageNotificationSchema>['params'] };
+
 class StartTimeout extends Error {}
 
 function stderrPart(stop: Stop): string {
@@ -81,6 +123,21 @@ export class Downstream {
   listWarning: string | undefined;
   /** Called after the tool list was (re)loaded: at start, after a restart, on list_changed. */
   onToolsChanged: (() => void) | undefined;
+  /** Its prompts, resources and resource templates, as last read (empty when it offers none). */
+  readonly lists: FeatureLists = { prompts: [], resources: [], resourceTemplates: [] };
+  /** Why a list besides tools is incomplete or could not be read, by list. */
+  readonly featureWarnings = new Map<FeatureList, string>();
+  /** Several relays watch one server: each adds its listeners here. */
+  readonly listeners: {
+    /** After one of `lists` was (re)loaded. */
+    readonly list: Set<(list: FeatureList) => void>;
+    /** For each notification the gateway passes on. */
+    readonly notice: Set<(notice: ServerNotice) => void>;
+    /** Each time it is up, with a new connection (at start and after each restart). */
+    readonly ready: Set<() => void>;
+  } = { list: new Set(), notice: new Set(), ready: new Set() };
+  /** How the gateway answers the server's own requests; without them the server is told the method is not available. */
+  requestHandlers: ServerRequestHandlers | undefined;
   /** Called when the state changes, and at each failed retry. */
   onStateChanged: (() => void) | undefined;
   /** Settles when the first attempt to start has succeeded or failed (never rejects). */
@@ -156,6 +213,11 @@ export class Downstream {
     return this.spec.namespace;
   }
 
+  /** What the server said it offers when it came up; undefined while it is not connected. */
+  get capabilities(): ServerCapabilities | undefined {
+    return this.state === 'ready' ? this.client?.getServerCapabilities() : undefined;
+  }
+
   /**
    * Connects once; a failure schedules a restart rather than throwing. The whole attempt is bounded
    * by the start timeout, whatever the transport does (an HTTP server can stall a notification
@@ -201,7 +263,10 @@ export class Downstream {
 
   /** `deadline` bounds each request of the start: initialize and every page of the tool list. */
   private async connect(deadline: number): Promise<void> {
-    const client = new Client({ name: 'bulkhead-gateway', version: '0.1.0' }, { capabilities: {} });
+    // Declared for every server, since a server is shared by every client of the gateway and starts
+    // before any of them connects: a request that no client can answer is refused when it comes,
+    // with the reason (see the relays of roots, elicitation and sampling).
+    const client = new Client({ name: 'bulkhead-gateway', version: '0.1.0' }, { capabilities: { roots: { listChanged: true }, elicitation: { form: {}, url: {} }, sampling: {} } });
     const transport: ChildProcessTransport | StreamableHTTPClientTransport =
       this.spec.kind === 'stdio'
         ? new ChildProcessTransport(this.spec.child)
@@ -212,6 +277,7 @@ export class Downstream {
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       this.requestRefresh(client);
     });
+    this.handleFeatureNotifications(client);
     this.transport = transport;
     this.client = client;
     await client.connect(transport as Transport, { timeout: remaining(deadline) });
@@ -219,11 +285,18 @@ export class Downstream {
     client.onclose = () => this.onDisconnect(client);
     await this.refreshTools(client, deadline);
     this.ensureCurrent(client);
+    await Promise.all(this.offeredLists(client).map((list) => this.refreshList(client, list, deadline)));
+    this.ensureCurrent(client);
     this.upSince = Date.now();
     this.timesReady++;
     this.lastError = undefined;
     this.stopped = undefined;
     this.setState('ready');
+    for (const listener of this.listeners.ready) listener();
+  }
+
+  private notice(notice: ServerNotice): void {
+    for (const listener of this.listeners.notice) listener(notice);
   }
 
   /**
@@ -258,35 +331,90 @@ export class Downstream {
   async refreshTools(client: Client | undefined = this.client, deadline: number = Date.now() + this.limits.timeoutMs): Promise<void> {
     if (!client) return;
     const generation = ++this.listsStarted;
-    const tools: Tool[] = [];
-    const seenCursors = new Set<string>();
-    let cursor: string | undefined;
-    let warning: string | undefined;
-    for (let page = 0; ; page++) {
-      if (page === this.limits.maxPages) {
-        warning = `it kept paging tools/list past ${this.limits.maxPages} pages; the tools of the first ${this.limits.maxPages} are used`;
-        break;
-      }
-      const listed = await client.listTools(cursor ? { cursor } : undefined, { timeout: remaining(deadline) });
-      tools.push(...listed.tools);
-      if (tools.length > this.limits.maxTools) {
-        warning = `it lists more than ${this.limits.maxTools} tools; the first ${this.limits.maxTools} are used (max_tools_per_server in bulkhead.yaml)`;
-        tools.length = this.limits.maxTools;
-        break;
-      }
-      cursor = listed.nextCursor;
-      if (!cursor) break;
-      if (seenCursors.has(cursor)) {
-        warning = `its tools/list returned a cursor it had already returned; the tools listed before it are used`;
-        break;
-      }
-      seenCursors.add(cursor);
-    }
+    const { items: tools, warning } = await this.readPaged('tools/list', 'tools', (cursor) => client.listTools(cursor ? { cursor } : undefined, { timeout: remaining(deadline) }).then((page) => ({ items: page.tools, nextCursor: page.nextCursor })));
     if (client !== this.client || generation < this.listApplied) return;
     this.listApplied = generation;
     this.tools = tools;
     this.listWarning = warning;
     this.onToolsChanged?.();
+  }
+
+  /**
+   * Reads a whole paged list up to the limits: a server that pages forever or lists thousands of
+   * items gets its first ones used and a warning, never an endless read.
+   */
+  private async readPaged<T>(method: string, noun: string, page: (cursor: string | undefined) => Promise<{ items: T[]; nextCursor?: string | undefined }>): Promise<{ items: T[]; warning: string | undefined }> {
+    const items: T[] = [];
+    const seenCursors = new Set<string>();
+    let cursor: string | undefined;
+    for (let count = 0; ; count++) {
+      if (count === this.limits.maxPages) return { items, warning: `it kept paging ${method} past ${this.limits.maxPages} pages; the ${noun} of the first ${this.limits.maxPages} are used` };
+      const listed = await page(cursor);
+      items.push(...listed.items);
+      if (items.length > this.limits.maxTools) {
+        items.length = this.limits.maxTools;
+        return { items, warning: `it lists more than ${this.limits.maxTools} ${noun}; the first ${this.limits.maxTools} are used (max_tools_per_server in bulkhead.yaml)` };
+      }
+      cursor = listed.nextCursor;
+      if (!cursor) return { items, warning: undefined };
+      if (seenCursors.has(cursor)) return { items, warning: `its ${method} returned a cursor it had already returned; the ${noun} listed before it are used` };
+      seenCursors.add(cursor);
+    }
+  }
+
+  /** The lists besides tools that this connection's server offers. */
+  private offeredLists(client: Client): FeatureList[] {
+    const capabilities = client.getServerCapabilities();
+    return [...(capabilities?.prompts ? (['prompts'] as const) : []), ...(capabilities?.resources ? (['resources', 'resourceTemplates'] as const) : [])];
+  }
+
+  /**
+   * Reads one list besides tools. Unlike tools, a failure does not fail the start: the server's
+   * tools stay usable, the list is kept as it was and the reason is kept in `featureWarnings`.
+   */
+  private async refreshList<K extends FeatureList>(client: Client, list: K, deadline: number = Date.now() + this.limits.timeoutMs): Promise<void> {
+    const options = { timeout: remaining(deadline) };
+    const readers: { [L in FeatureList]: () => Promise<{ items: FeatureLists[L]; warning: string | undefined }> } = {
+      prompts: () => this.readPaged('prompts/list', 'prompts', (cursor) => client.listPrompts(cursor ? { cursor } : undefined, options).then((page) => ({ items: page.prompts, nextCursor: page.nextCursor }))),
+      resources: () => this.readPaged('resources/list', 'resources', (cursor) => client.listResources(cursor ? { cursor } : undefined, options).then((page) => ({ items: page.resources, nextCursor: page.nextCursor }))),
+      resourceTemplates: () =>
+        this.readPaged('resources/templates/list', 'resource templates', (cursor) => client.listResourceTemplates(cursor ? { cursor } : undefined, options).then((page) => ({ items: page.resourceTemplates, nextCursor: page.nextCursor }))),
+    };
+    const reader: () => Promise<{ items: FeatureLists[K]; warning: string | undefined }> = readers[list];
+    try {
+      const { items, warning } = await reader();
+      if (client !== this.client) return;
+      this.lists[list] = items;
+      if (warning) this.featureWarnings.set(list, warning);
+      else this.featureWarnings.delete(list);
+    } catch (error) {
+      if (client !== this.client) return;
+      this.featureWarnings.set(list, `its ${list === 'resourceTemplates' ? 'resources/templates' : list}/list failed (${redactText(error instanceof Error ? error.message : String(error))})`);
+    }
+    for (const listener of this.listeners.list) listener(list);
+  }
+
+  /** list_changed of prompts and resources, resource updates and log messages; the server's requests to its client. */
+  private handleFeatureNotifications(client: Client): void {
+    client.setNotificationHandler(PromptListChangedNotificationSchema, async () => {
+      if (client === this.client && this.state === 'ready') await this.refreshList(client, 'prompts');
+    });
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
+      if (client === this.client && this.state === 'ready') await Promise.all([this.refreshList(client, 'resources'), this.refreshList(client, 'resourceTemplates')]);
+    });
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (notification) => {
+      if (client === this.client) this.notice({ kind: 'resource_updated', uri: notification.params.uri });
+    });
+    client.setNotificationHandler(LoggingMessageNotificationSchema, async (notification) => {
+      if (client === this.client) this.notice({ kind: 'log', params: notification.params });
+    });
+    const handlers = () => {
+      if (client !== this.client || !this.requestHandlers) throw new McpError(ErrorCode.MethodNotFound, 'this gateway does not relay requests from its servers');
+      return this.requestHandlers;
+    };
+    client.setRequestHandler(ListRootsRequestSchema, async () => handlers().roots(this));
+    client.setRequestHandler(ElicitRequestSchema, async (request, extra) => handlers().elicit(this, request, extra.signal) as never);
+    client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => handlers().sample(this, request, extra.signal) as never);
   }
 
   /** A server that was up went away; one that dies while starting is the failed attempt's to handle. */
@@ -377,18 +505,33 @@ export class Downstream {
   }
 
   async callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
+    // The SDK's callTool, not a plain request: it checks structured content against the tool's output schema.
+    return (await this.send(name, options, (client, requestOptions) => client.callTool({ name, arguments: args }, CallToolResultSchema, requestOptions))) as CallToolResult;
+  }
+
+  /**
+   * Sends one request to the server (a tool call, a resource read, a prompt, a completion) with the
+   * caller's signal, a timeout reset by progress, and the same words as a call when the server is
+   * down or goes away meanwhile; `what` names it in those words.
+   */
+  request<T extends z.ZodType>(request: ClientRequest, resultSchema: T, options: CallOptions, what: string = request.method): Promise<z.output<T>> {
+    return this.send(what, options, (client, requestOptions) => client.request(request, resultSchema, requestOptions));
+  }
+
+  private async send<T>(what: string, options: CallOptions, sending: (client: Client, requestOptions: RequestOptions) => Promise<T>): Promise<T> {
     const client = this.client;
     if (!client || this.state !== 'ready') throw this.unavailable();
+    const requestOptions: RequestOptions = {
+      signal: options.signal,
+      timeout: options.timeoutMs,
+      resetTimeoutOnProgress: true,
+      ...(options.onprogress ? { onprogress: options.onprogress } : {}),
+    };
     try {
-      return (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-        signal: options.signal,
-        timeout: options.timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(options.onprogress ? { onprogress: options.onprogress } : {}),
-      })) as CallToolResult;
+      return await sending(client, requestOptions);
     } catch (error) {
       if (options.signal.aborted) throw error;
-      if (client !== this.client || this.state !== 'ready') throw this.lostCall(name);
+      if (client !== this.client || this.state !== 'ready') throw this.lostCall(what);
       if (this.spec.kind === 'http' && !(error instanceof McpError)) {
         const cause = error instanceof Error ? error.message : String(error);
         this.lose(client, { event: redactText(`(${this.spec.url}) could not be reached (${cause})`), stderr: [] });
@@ -396,6 +539,11 @@ export class Downstream {
       }
       throw error;
     }
+  }
+
+  /** A notification to the server (roots/list_changed), dropped when it is not connected. */
+  async notify(method: 'notifications/roots/list_changed'): Promise<void> {
+    if (this.client && this.state === 'ready') await this.client.notification({ method }).catch(() => undefined);
   }
 
   private async closeTransport(): Promise<void> {

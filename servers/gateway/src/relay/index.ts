@@ -1,0 +1,14 @@
+import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import type { Relay, RelayContext, RelayFactory } from './context.js';
+
+/** Every part of MCP besides tools that the gateway relays, one module each. */
+const RELAYS: readonly RelayFactory[] = [];
+
+export function createRelays(context: RelayContext): readonly Relay[] {
+  return RELAYS.map((factory) => factory(context));
+}
+
+/** The capabilities of all relays, merged into one initialize answer. */
+export function relayCapabilities(relays: readonly Relay[]): ServerCapabilities {
+  return Object.assign({}, ...relays.map((relay) => relay.capabilities)) as ServerCapabilities;
+}
