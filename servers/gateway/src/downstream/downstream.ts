@@ -135,7 +135,9 @@ export class Downstream {
     readonly notice: Set<(notice: ServerNotice) => void>;
     /** Each time it is up, with a new connection (at start and after each restart). */
     readonly ready: Set<() => void>;
-  } = { list: new Set(), notice: new Set(), ready: new Set() };
+    /** Each time it stops being up (lost, restarting, given up on, stopped): what it offered is gone with it. */
+    readonly down: Set<() => void>;
+  } = { list: new Set(), notice: new Set(), ready: new Set(), down: new Set() };
   /** How the gateway answers the server's own requests; without them the server is told the method is not available. */
   requestHandlers: ServerRequestHandlers | undefined;
   /** Called when the state changes, and at each failed retry. */
@@ -179,8 +181,10 @@ export class Downstream {
   /** `always` reports a state even when it is the same again (each failed retry). */
   private setState(state: DownstreamState, always = false): void {
     const changed = this.state !== state;
+    const wentDown = changed && this.state === 'ready';
     this.state = state;
     if (changed || always) this.onStateChanged?.();
+    if (wentDown) for (const listener of this.listeners.down) listener();
   }
 
   private isStopped(): boolean {
