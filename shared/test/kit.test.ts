@@ -78,7 +78,7 @@ const slow = defineTool<DemoCaps, z.ZodObject>({
   annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   risk: 'low',
   run: async (_args, ctx) => {
-    await ctx.progress(1, 10, 'started');
+    ctx.progress('started');
     await new Promise<void>((resolve) => {
       if (ctx.signal.aborted) resolve();
       ctx.signal.addEventListener('abort', () => resolve(), { once: true });

@@ -1,12 +1,11 @@
 import { errorMessage } from '../errors.js';
+import type { ProgressPhases } from '../kit/progress.js';
 import { runningConsoles } from './consoles.js';
 import { notifyDesktop } from './notify.js';
 import { ApprovalStore, callSha256 } from './store.js';
 import type { ApprovalDecision, ApprovalStoreApi, NewApproval, PendingApproval, RecordedDecision } from './types.js';
 import { clockTime, shellWord } from './wording.js';
 
-/** How often a held call tells a client that asked for progress that it still waits (clients that reset their timeout on progress stay alive). */
-export const PROGRESS_EVERY_MS = 3000;
 
 /** The approval behind a call's decision, as the audit line records it. */
 export interface ApprovalRef {
@@ -35,8 +34,8 @@ export interface HeldCall {
   readonly details: () => Promise<ApprovalDetails>;
   /** Tells the client, in an MCP log notification, that the call waits and where to approve it. */
   readonly tell: (text: string) => void;
-  /** Tells the client the call still waits; absent when the client asked for no progress. */
-  readonly progress?: (progress: number, message: string) => void;
+  /** The call's progress, which tells the client every few seconds that the call still waits; absent when the client asked for no progress. */
+  readonly progress?: ProgressPhases;
 }
 
 /** Where the desk's answer leaves the call: it runs under the human's decision, or it is refused. */
@@ -196,15 +195,9 @@ export class ApprovalDesk {
   /** Waits for the decision, telling a client that asked for progress every few seconds that the call still waits. */
   private async waitFor(store: ApprovalStoreApi, id: string, call: HeldCall): Promise<RecordedDecision | undefined> {
     const until = Date.now() + call.waitMs;
-    let ticks = 0;
-    const tick = () => call.progress?.(++ticks, `waiting for approval ${id}… (${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s left)`);
-    tick();
-    const timer = call.progress ? setInterval(tick, PROGRESS_EVERY_MS) : undefined;
-    try {
-      return await store.waitForDecision(id, call.waitMs, call.signal);
-    } finally {
-      clearInterval(timer);
-    }
+    const waiting = () => store.waitForDecision(id, call.waitMs, call.signal);
+    if (!call.progress) return waiting();
+    return call.progress.during(() => `waiting for approval ${id}… (${Math.max(0, Math.ceil((until - Date.now()) / 1000))} s left)`, waiting);
   }
 
   /**

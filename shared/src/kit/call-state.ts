@@ -1,6 +1,7 @@
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Risk } from '../permissions/schema.js';
+import type { CallProgress } from './progress.js';
 
 /** The risk of one call's arguments, with why in words for the approval prompt ("classified medium: writes files …"). */
 export interface RiskAssessment {
@@ -67,6 +68,8 @@ export interface CallState {
   /** The parameters of the HTTP route a direct call came through; absent over MCP. */
   readonly routeParams?: Readonly<Record<string, string>>;
   readonly clientCanElicit: () => boolean;
+  /** The call's progress notifications; absent when the request carried no progress token. */
+  readonly progress?: CallProgress;
   /** What the human allowed for this session; absent where there is no session to remember it in (a direct HTTP call). */
   readonly sessionApprovals?: SessionApprovals;
   /** Why nobody can confirm this call when that is not the client's doing (it did not come over MCP). */

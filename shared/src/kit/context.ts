@@ -5,8 +5,12 @@ import type { CallState } from './call-state.js';
 export interface BaseContext {
   /** Aborted when the client cancels the call or the server shuts down. */
   readonly signal: AbortSignal;
-  /** Reports progress to the client when it asked for it; a no-op otherwise. */
-  readonly progress: (progress: number, total?: number, message?: string) => Promise<void>;
+  /**
+   * Tells the client how far the call got, in words ("4100 files scanned", "12 of 40 rungs"), when
+   * it asked for progress; a no-op otherwise. The kit numbers the notifications, prefixes the tool's
+   * name, sends at most one a second (the newest) and fills any 3 s of silence with a heartbeat.
+   */
+  readonly progress: (message: string) => void;
   /** Sends an MCP log notification. */
   readonly log: (level: LoggingLevel, message: string) => Promise<void>;
   /** Who the transport authenticated for this call (a bearer token's owner over HTTP); undefined over stdio. */
@@ -23,14 +27,7 @@ export function baseContext(state: CallState, logger: string): BaseContext {
     signal: state.signal,
     principal: state.principal,
     routeParams: state.routeParams ?? {},
-    progress: async (progress, total, message) => {
-      const token = state.extra._meta?.progressToken;
-      if (token === undefined) return;
-      await state.extra.sendNotification({
-        method: 'notifications/progress',
-        params: { progressToken: token, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
-      });
-    },
+    progress: (message) => state.progress?.report(`${state.progress.label}: ${message}`),
     log: async (level, message) => {
       await state.extra.sendNotification({ method: 'notifications/message', params: { level, logger, data: message } });
     },

@@ -130,7 +130,6 @@ async function askHuman(state: CallState, decision: Decision, assessment: RiskAs
 function holdForApproval(state: CallState, decision: Decision, assessment: RiskAssessment, options: GateOptions, desk: ApprovalDesk, waitMs: number): Promise<DeskAnswer> {
   const offers: ApprovalDecision[] = ['once', ...(sessionOffered(state, decision) ? (['session'] as const) : []), ...(decision.from === 'autonomy' ? (['always'] as const) : []), 'deny'];
   const logger = `bulkhead-${desk.server}`;
-  const token = state.extra._meta?.progressToken;
   return desk.hold({
     tool: state.qualifiedName,
     args: state.args,
@@ -153,9 +152,7 @@ function holdForApproval(state: CallState, decision: Decision, assessment: RiskA
     },
     // The client may be gone by now; news of a held call is then of no use to anyone.
     tell: (text) => void state.extra.sendNotification({ method: 'notifications/message', params: { level: 'warning', logger, data: text } }).catch(() => undefined),
-    ...(token !== undefined
-      ? { progress: (progress: number, message: string) => void state.extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, message } }).catch(() => undefined) }
-      : {}),
+    ...(state.progress ? { progress: state.progress } : {}),
   });
 }
 

@@ -1,6 +1,7 @@
 export * from './compose.js';
 export * from './define-tool.js';
 export * from './context.js';
+export * from './progress.js';
 export * from './results.js';
 export * from './gate.js';
 export * from './call-state.js';

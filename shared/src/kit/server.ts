@@ -22,6 +22,7 @@ import { callerOf, ConnectionApprovals, type CallState, type RiskAssessor } from
 import { compose } from './compose.js';
 import { baseContext } from './context.js';
 import { InFlightCalls } from './in-flight.js';
+import { startProgress } from './progress.js';
 import type { AnyToolDefinition } from './define-tool.js';
 import { gateMiddleware, type GateMode } from './gate.js';
 import { errorResult } from './results.js';
@@ -193,8 +194,11 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
       return { result: errorResult(message), errorCode: 'not_found', unknownTool: message };
     }
     return inFlight.run(from.extra.signal, async (signal) => {
+      // Started before the gate, so a call held for approval is kept alive as much as one running.
+      const progress = startProgress(from.extra, tool.name, signal);
       const state: CallState = {
         ...from,
+        ...(progress ? { progress } : {}),
         target: {
           risk: tool.risk,
           ...(tool.subjectArg ? { subjectArg: tool.subjectArg } : {}),
@@ -207,7 +211,11 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
         signal,
         decision: 'none',
       };
-      await chains.get(tool.name)!(state);
+      try {
+        await chains.get(tool.name)!(state);
+      } finally {
+        progress?.stop();
+      }
       const result = state.result ?? errorResult(`${state.qualifiedName} returned nothing`);
       const errorCode = state.errorCode ?? (result.isError ? 'tool_error' : undefined);
       return { result, ...(errorCode !== undefined ? { errorCode } : {}) };

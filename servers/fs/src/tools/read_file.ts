@@ -73,7 +73,7 @@ export const readFile = defineTool<FsCapabilities, typeof input>({
         maxBytes: ctx.limits.read_max_bytes,
         maxLineChars: ctx.limits.line_max_chars,
         signal: ctx.signal,
-        onProgress: (scanned: number, total: number) => void ctx.progress(scanned, total, `scanning ${shown} for line ${args.offset ?? 1}`),
+        onProgress: (scanned: number, total: number) => ctx.progress(`scanning ${shown} for line ${args.offset ?? 1} (${formatBytes(scanned)} of ${formatBytes(total)})`),
       };
       const offset = args.offset ?? 1;
       const countTotal = stat.size <= ctx.limits.count_lines_max_bytes;
