@@ -20,7 +20,10 @@ import {
 } from '@bulkhead/core';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Progress, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import { connectInProcess, tempWorkspace, type ConnectedClient, type TempWorkspace } from '@bulkhead/core/testing';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 
 interface Sent {
   readonly progress: number;
@@ -210,15 +213,22 @@ const work = defineTool<Script, z.ZodObject>({
 
 let ws: TempWorkspace | undefined;
 let server: ToolServer | undefined;
-let connected: ConnectedClient | undefined;
+let connectedClient: Client | undefined;
+/**
+ * Every progress notification that reached the client's side of the wire. The SDK client drops
+ * one whose request already ended before any onprogress sees it, so "nothing after the result"
+ * is checked here.
+ */
+let onTheWire: JSONRPCMessage[] = [];
 
 afterEach(async () => {
-  await connected?.close();
+  await connectedClient?.close();
   await server?.close();
   ws?.cleanup();
-  connected = undefined;
+  connectedClient = undefined;
   server = undefined;
   ws = undefined;
+  onTheWire = [];
 });
 
 async function start() {
@@ -235,8 +245,17 @@ async function start() {
     audit: auditPolicySchema.parse({}),
     limits: { maxOutputBytes: 10_000 },
   });
-  connected = await connectInProcess(server);
-  return connected.client;
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'progress-test', version: '1.0.0' });
+  connectedClient = client;
+  await client.connect(clientSide);
+  const deliver = clientSide.onmessage!;
+  clientSide.onmessage = (message) => {
+    if ('method' in message && message.method === 'notifications/progress') onTheWire.push(message);
+    deliver(message);
+  };
+  return client;
 }
 
 /** A tool body that waits until the test lets it go, with what it said meanwhile. */
@@ -264,6 +283,7 @@ describe('the heartbeat of every call the kit runs', () => {
     expect((await call).content).toEqual([{ type: 'text', text: 'done after 65 s' }]);
     await vi.advanceTimersByTimeAsync(30_000);
     expect(updates).toHaveLength(21);
+    expect(onTheWire).toHaveLength(21);
   });
 
   it('lets a client that does not reset on progress time out at its own 60 s as before', async () => {
@@ -281,6 +301,7 @@ describe('the heartbeat of every call the kit runs', () => {
     // The timeout cancelled the call: its heartbeat stopped with it.
     await vi.advanceTimersByTimeAsync(30_000);
     expect(updates).toHaveLength(19);
+    expect(onTheWire).toHaveLength(19);
     gate.finish('too late');
   });
 
@@ -301,6 +322,7 @@ describe('the heartbeat of every call the kit runs', () => {
     gate.finish('done');
     await call;
     expect(notified).toEqual([]);
+    expect(onTheWire).toEqual([]);
   });
 
   it('sends nothing for a call that ends within the first interval', async () => {
@@ -316,6 +338,7 @@ describe('the heartbeat of every call the kit runs', () => {
     await call;
     await vi.advanceTimersByTimeAsync(10_000);
     expect(updates).toEqual([]);
+    expect(onTheWire).toEqual([]);
   });
 
   it("interleaves the tool's own words, prefixed with its name, on the same strictly increasing counter", async () => {
@@ -335,6 +358,8 @@ describe('the heartbeat of every call the kit runs', () => {
     await vi.advanceTimersByTimeAsync(PROGRESS_EVERY_MS);
     gate.finish('3 of 3');
     await call;
+    await vi.advanceTimersByTimeAsync(10 * PROGRESS_EVERY_MS);
+    expect(onTheWire).toHaveLength(4);
     expect(updates).toEqual([
       { progress: 1, message: 'work: 1 of 3 rungs' },
       { progress: 2, message: 'work: running for 3 s' },
@@ -356,6 +381,7 @@ describe('the heartbeat of every call the kit runs', () => {
     expect(result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'the task vanished' }] });
     await vi.advanceTimersByTimeAsync(10 * PROGRESS_EVERY_MS);
     expect(updates).toEqual([{ progress: 1, message: 'work: running for 3 s' }]);
+    expect(onTheWire).toHaveLength(1);
   });
 
   it('stops when the client cancels, and the tool sees the abort', async () => {
@@ -380,5 +406,6 @@ describe('the heartbeat of every call the kit runs', () => {
     expect(aborted).toBe(true);
     await vi.advanceTimersByTimeAsync(10 * PROGRESS_EVERY_MS);
     expect(updates.map((update) => update.progress)).toEqual([1, 2]);
+    expect(onTheWire).toHaveLength(2);
   });
 });
