@@ -56,6 +56,7 @@ import { PinStore } from './pins.js';
 import type { UpstreamExtra } from './relay/context.js';
 import { InFlightCalls } from './relay/in-flight.js';
 import { createRelays, relayCapabilities } from './relay/index.js';
+import { resourceLinksMiddleware } from './relay/resource-links.js';
 import { reviewQuarantined } from './review.js';
 import { describeQuarantine, treatmentOf } from './treatment.js';
 import { LoadedTools } from './session.js';
@@ -214,6 +215,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     roots: options.roots ?? [],
     config: options.config,
     audit: options.audit,
+    limits: options.limits,
     downstreams,
     builtins: options.builtins,
     catalog,
@@ -333,6 +335,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       errorMiddleware,
       limitMiddleware(options.limits),
       untrustedResultsMiddleware(entry, downstream),
+      resourceLinksMiddleware(entry.namespace, downstreams),
       hooks.postToolMiddleware(entry.qualified),
       async (state) => {
         const token = state.extra._meta?.progressToken;
@@ -492,7 +495,10 @@ export function createGateway(options: GatewayOptions): Gateway {
       return callDownstream(entry, request.params.arguments ?? {}, call, access.gate);
     };
     sessions.add(server);
-    server.onclose = () => sessions.delete(server);
+    server.onclose = () => {
+      sessions.delete(server);
+      for (const relay of relays) relay.closed?.(server);
+    };
     await server.connect(transport);
     return server;
   }

@@ -1,7 +1,7 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { ServerCapabilities, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { AuditPolicy, CallAuditor } from '@bulkhead/core';
+import type { AuditPolicy, CallAuditor, OutputLimits } from '@bulkhead/core';
 import type { Catalog } from '../catalog.js';
 import type { GatewayConfig } from '../config/schema.js';
 import type { Downstream } from '../downstream/downstream.js';
@@ -19,6 +19,8 @@ export interface RelayContext {
   readonly roots: readonly string[];
   readonly config: GatewayConfig;
   readonly audit: AuditPolicy;
+  /** The caps of what the gateway passes on to a client in one reply. */
+  readonly limits: OutputLimits;
   readonly downstreams: ReadonlyMap<string, Downstream>;
   /** Namespaces of the compartments Bulkhead ships. */
   readonly builtins: ReadonlySet<string>;
@@ -44,6 +46,8 @@ export interface Relay {
   readonly capabilities: ServerCapabilities;
   /** Once per client connection: registers its request and notification handlers. */
   install(server: Server): void;
+  /** When that client connection closed: what it held (subscriptions) is let go. */
+  closed?(server: Server): void;
 }
 
 export type RelayFactory = (context: RelayContext) => Relay;

@@ -1,8 +1,9 @@
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { Relay, RelayContext, RelayFactory } from './context.js';
+import { resourcesRelay } from './resources.js';
 
 /** Every part of MCP besides tools that the gateway relays, one module each. */
-const RELAYS: readonly RelayFactory[] = [];
+const RELAYS: readonly RelayFactory[] = [resourcesRelay];
 
 export function createRelays(context: RelayContext): readonly Relay[] {
   return RELAYS.map((factory) => factory(context));

@@ -1,0 +1,210 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  EmptyResultSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+  ReadResourceResultSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
+  type ReadResourceResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage, untrustedErrorMessage } from '@bulkhead/core';
+import type { Downstream } from '../downstream/downstream.js';
+import type { RelayFactory, UpstreamExtra } from './context.js';
+import { firstStarts } from './first-starts.js';
+import { gated } from './gated.js';
+import { pageOf } from './list-pages.js';
+import { boundResourceContents } from './resource-contents.js';
+import { exposedResourceUri, gatewayUri, resolveResource, type ResolvedResource } from './resource-names.js';
+import { ResourceSubscriptions } from './resource-subscriptions.js';
+
+/** The gateway's own audit name of a request that named no server it could go to. */
+const UNROUTED_READ = 'gateway:resources/read';
+
+/**
+ * A server's JSON-RPC error passed on with its own code and words (the SDK would put its prefix in
+ * front again); a third-party server's words come as untrusted data, like its tool results.
+ */
+class RelayedError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+function relayedError(error: unknown, downstream: Downstream, what: string, signal: AbortSignal): unknown {
+  if (!(error instanceof McpError) || signal.aborted) return error;
+  const own = `MCP error ${error.code}: `;
+  const message = error.message.startsWith(own) ? error.message.slice(own.length) : error.message;
+  if (downstream.spec.trust.has('results')) return new RelayedError(error.code, message, error.data);
+  return new RelayedError(error.code, `${what} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(`${downstream.namespace} (third-party MCP server)`, message)}`);
+}
+
+/**
+ * resources/list, resources/templates/list, resources/read, resources/subscribe and unsubscribe
+ * across every server that is up and that the caller's profile sees, named by the rule of
+ * resource-names.ts. A read or a subscribe goes to its one server with the server's own URI,
+ * through the permission gate (`<ns>:resources/read`, `<ns>:resources/subscribe`, subject `uri`)
+ * and into the gateway's audit log; a read's reply is held to the gateway's output limits.
+ */
+export const resourcesRelay: RelayFactory = (context) => {
+  /** The servers a caller may read from, up or not (naming counts only those that are up). */
+  const ownersFor = (extra: UpstreamExtra): Map<string, Downstream> => {
+    const access = context.accessOf(extra);
+    return new Map([...context.downstreams].filter(([namespace]) => access.namespaceVisible?.(namespace) ?? true));
+  };
+
+  /** The server and its URI that `uri` names for this caller, or the JSON-RPC error that says what to write instead. */
+  const route = (server: Server, extra: UpstreamExtra, owners: ReadonlyMap<string, Downstream>, uri: string, verb: string): ResolvedResource => {
+    const resolved = resolveResource(owners, uri);
+    if (resolved.kind === 'found') return resolved;
+    const refusal = (() => {
+      switch (resolved.kind) {
+        case 'ambiguous':
+          return `Resource ${uri} is offered by more than one server (${resolved.namespaces.join(', ')}); ${verb} it as ${resolved.namespaces.map((namespace) => gatewayUri(namespace, uri)).join(' or ')}`;
+        case 'no_uri':
+          return `${uri} names no resource: write ${gatewayUri(resolved.namespace, `<the resource's URI on ${resolved.namespace}>`)}`;
+        case 'unknown_namespace':
+          return `Unknown resource ${uri}: this gateway has no server called ${resolved.namespace} (its servers: ${[...owners.keys()].join(', ') || 'none'})`;
+        case 'none': {
+          const starting = [...owners.values()].flatMap((downstream) => (downstream.unavailableReason ? [downstream.unavailableReason] : []));
+          return `Unknown resource ${uri}: no server of this gateway lists it or has a template it matches${starting.length ? ` (${starting.join('; ')})` : ''}; resources/list and resources/templates/list show what there is`;
+        }
+      }
+    })();
+    context.auditor.recordRejected(UNROUTED_READ, context.callerOf(server, extra), { uri }, refusal);
+    throw new McpError(ErrorCode.InvalidParams, refusal);
+  };
+
+  const request = async <T>(downstream: Downstream, what: string, signal: AbortSignal, send: (options: { signal: AbortSignal; timeoutMs: number }) => Promise<T>): Promise<T> => {
+    try {
+      return await send({ signal, timeoutMs: context.config.call_timeout_ms });
+    } catch (error) {
+      throw relayedError(error, downstream, what, signal);
+    }
+  };
+
+  const subscribeDownstream = async (resource: ResolvedResource, signal: AbortSignal): Promise<void> => {
+    const downstream = context.downstreams.get(resource.namespace)!;
+    await request(downstream, `resources/subscribe of ${resource.uri} on ${resource.namespace}`, signal, (options) =>
+      downstream.request({ method: 'resources/subscribe', params: { uri: resource.uri } }, EmptyResultSchema, options),
+    );
+  };
+  const subscriptions = new ResourceSubscriptions({
+    subscribe: subscribeDownstream,
+    unsubscribe: async (resource) => {
+      const downstream = context.downstreams.get(resource.namespace)!;
+      // A server that is not up holds no subscription: its next process starts with none.
+      if (downstream.state !== 'ready') return;
+      await downstream
+        .request({ method: 'resources/unsubscribe', params: { uri: resource.uri } }, EmptyResultSchema, { signal: new AbortController().signal, timeoutMs: context.config.call_timeout_ms })
+        .catch((error: unknown) => context.report(`${resource.namespace}: its resources/unsubscribe of ${resource.uri} failed (${errorMessage(error)})`));
+    },
+  });
+
+  // Coalesced: a server's resources list_changed re-reads two lists, and a client needs one notice.
+  let announcing = false;
+  const announceListChanged = () => {
+    if (announcing) return;
+    announcing = true;
+    setImmediate(() => {
+      announcing = false;
+      for (const server of context.sessions) server.sendResourceListChanged().catch(() => undefined);
+    });
+  };
+  const offersResources = (downstream: Downstream) => downstream.lists.resources.length + downstream.lists.resourceTemplates.length > 0;
+
+  for (const downstream of context.downstreams.values()) {
+    downstream.listeners.list.add((list) => {
+      // While it starts, `ready` below announces it once it is listed.
+      if (list !== 'prompts' && downstream.state === 'ready') announceListChanged();
+    });
+    downstream.listeners.ready.add(() => {
+      if (offersResources(downstream)) announceListChanged();
+      for (const resource of subscriptions.of(downstream.namespace)) {
+        subscribeDownstream(resource, new AbortController().signal).catch((error: unknown) => context.report(`${downstream.namespace}: its resources/subscribe of ${resource.uri} after it came back failed (${errorMessage(error)}); that subscription gets no updates`));
+      }
+    });
+    downstream.listeners.down.add(() => {
+      if (offersResources(downstream)) announceListChanged();
+    });
+    downstream.listeners.notice.add((notice) => {
+      if (notice.kind !== 'resource_updated') return;
+      for (const [server, uris] of subscriptions.subscribersOf({ namespace: downstream.namespace, uri: notice.uri })) {
+        for (const uri of uris) server.sendResourceUpdated({ uri }).catch(() => undefined);
+      }
+    });
+  }
+
+  const read = async (server: Server, extra: UpstreamExtra, uri: string): Promise<ReadResourceResult> => {
+    await firstStarts(context);
+    const owners = ownersFor(extra);
+    const target = route(server, extra, owners, uri, 'read');
+    const downstream = context.downstreams.get(target.namespace)!;
+    return gated(context, { server, extra }, { namespace: target.namespace, method: 'resources/read', risk: 'low', args: { uri: target.uri }, subjectArg: 'uri' }, async () => {
+      const result = await request(downstream, `resources/read of ${target.uri} on ${target.namespace}`, extra.signal, (options) =>
+        downstream.request({ method: 'resources/read', params: { uri: target.uri } }, ReadResourceResultSchema, options),
+      );
+      const bounded = boundResourceContents(result, context.limits, `Resource ${uri}`);
+      return { ...bounded, contents: bounded.contents.map((content) => ({ ...content, uri: exposedResourceUri(owners, target.namespace, content.uri) })) };
+    });
+  };
+
+  const subscribe = async (server: Server, extra: UpstreamExtra, uri: string): Promise<void> => {
+    await firstStarts(context);
+    const target = route(server, extra, ownersFor(extra), uri, 'subscribe to');
+    const downstream = context.downstreams.get(target.namespace)!;
+    await gated(context, { server, extra }, { namespace: target.namespace, method: 'resources/subscribe', risk: 'low', args: { uri: target.uri }, subjectArg: 'uri' }, async () => {
+      if (downstream.state === 'ready' && !downstream.capabilities?.resources?.subscribe) {
+        throw new McpError(ErrorCode.InvalidRequest, `${target.namespace} does not offer resource subscriptions (it did not declare resources.subscribe), so ${uri} cannot be subscribed to`);
+      }
+      await subscriptions.subscribe(server, target, uri, extra.signal);
+      // It may have closed while the server's subscribe was under way.
+      if (!context.sessions.has(server)) subscriptions.closed(server);
+    });
+  };
+
+  return {
+    capabilities: { resources: { subscribe: true, listChanged: true } },
+    install(server) {
+      server.setRequestHandler(ListResourcesRequestSchema, async (listRequest, extra) => {
+        await firstStarts(context);
+        const owners = ownersFor(extra);
+        const resources = [...owners].flatMap(([namespace, downstream]) =>
+          downstream.state === 'ready' ? downstream.lists.resources.map((resource) => ({ ...resource, uri: exposedResourceUri(owners, namespace, resource.uri) })) : [],
+        );
+        const page = pageOf('resources/list', resources, listRequest.params?.cursor);
+        return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async (listRequest, extra) => {
+        await firstStarts(context);
+        const owners = ownersFor(extra);
+        const templates = [...owners].flatMap(([namespace, downstream]) =>
+          downstream.state === 'ready' ? downstream.lists.resourceTemplates.map((template) => ({ ...template, uriTemplate: exposedResourceUri(owners, namespace, template.uriTemplate) })) : [],
+        );
+        const page = pageOf('resources/templates/list', templates, listRequest.params?.cursor);
+        return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
+      });
+      server.setRequestHandler(ReadResourceRequestSchema, (readRequest, extra) => read(server, extra, readRequest.params.uri));
+      server.setRequestHandler(SubscribeRequestSchema, async (subscribeRequest, extra) => {
+        await subscribe(server, extra, subscribeRequest.params.uri);
+        return {};
+      });
+      server.setRequestHandler(UnsubscribeRequestSchema, async (unsubscribeRequest, extra) => {
+        const uri = unsubscribeRequest.params.uri;
+        const resolved = resolveResource(ownersFor(extra), uri);
+        subscriptions.unsubscribe(server, uri, resolved.kind === 'found' ? resolved : undefined);
+        return {};
+      });
+    },
+    closed(server) {
+      subscriptions.closed(server);
+    },
+  };
+};
