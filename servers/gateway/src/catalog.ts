@@ -54,7 +54,7 @@ export interface CatalogOptions {
 const DEFAULT_OPTIONS: CatalogOptions = { quarantineSuspicious: true, approveNewTools: false, gatewayTools: [] };
 const RISKS: readonly Risk[] = ['low', 'medium', 'high'];
 /** What MCP clients accept as a tool name; anything else (a `/`, say) would slip past policy globs. */
-const VALID_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const VALID_TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** A bare name built of several words, specific enough to count as naming that tool. */
 const COMPOUND_NAME = /[_-]/;
 

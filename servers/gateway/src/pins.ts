@@ -1,6 +1,6 @@
 import { readFileSync, renameSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canonicalJson, RISK_META, sha256, SUBJECT_META } from '@bulkhead/core';
 
 export const PINS_FILE = 'pins.json';
@@ -37,9 +37,45 @@ export interface PinCandidate {
   readonly approveWhenNew: boolean;
 }
 
+/** One prompt as a server lists it, with what the gateway thinks of its definition. */
+export interface PromptPinCandidate {
+  /** Its pin's key (promptPinKey). */
+  readonly key: string;
+  readonly prompt: Prompt;
+  readonly suspicious: boolean;
+  readonly approveWhenNew: boolean;
+}
+
+/** What one pin is checked with, tool or prompt: the subject is exactly what its hash covers. */
+interface PinSubject {
+  readonly key: string;
+  readonly subject: Record<string, unknown>;
+  readonly suspicious: boolean;
+  readonly approveWhenNew: boolean;
+}
+
 interface PinFile {
   version: 1;
+  /** Tools by `ns:tool`; prompts by `prompt:ns:name` (promptPinKey), so one approval path serves both. */
   tools: Record<string, PinRecord>;
+}
+
+/**
+ * A prompt's pin key. A tool's name cannot hold `:`, so no tool's `ns:tool` is ever this, and
+ * `bulkhead approve prompt:ns:name` names the prompt as plainly as `ns:tool` names a tool.
+ */
+export const PROMPT_PIN_PREFIX = 'prompt:';
+export function promptPinKey(namespace: string, name: string): string {
+  return `${PROMPT_PIN_PREFIX}${namespace}:${name}`;
+}
+
+/** What a model reads of a prompt (and a client shows for it): changing any of it quarantines the prompt. */
+function promptSubject(prompt: Prompt): Record<string, unknown> {
+  return { name: prompt.name, title: prompt.title, description: prompt.description, arguments: prompt.arguments };
+}
+
+export function promptDefinitionHash(prompt: Prompt): string {
+  return sha256(canonicalJson(promptSubject(prompt)));
 }
 
 /**
@@ -57,7 +93,11 @@ export function definitionHash(tool: Tool): string {
 
 /** The definition as a pin keeps it, or undefined when its canonical JSON is over the bound. */
 function keptDefinition(tool: Tool): KeptDefinition | undefined {
-  const canonical = canonicalJson(definitionSubject(tool));
+  return keptSubject(definitionSubject(tool));
+}
+
+function keptSubject(subject: Record<string, unknown>): KeptDefinition | undefined {
+  const canonical = canonicalJson(subject);
   return Buffer.byteLength(canonical) <= MAX_KEPT_DEFINITION_BYTES ? (JSON.parse(canonical) as KeptDefinition) : undefined;
 }
 
@@ -178,51 +218,60 @@ export class PinStore {
    * another process can show and accept it.
    */
   check(tools: readonly PinCandidate[]): Map<string, QuarantineReason> {
+    return this.checkSubjects(tools.map(({ qualified, tool, suspicious, approveWhenNew }) => ({ key: qualified, subject: definitionSubject(tool), suspicious, approveWhenNew })));
+  }
+
+  /** `check` for prompts, pinned by promptPinKey in the same file: the same states, the same approvals. */
+  checkPrompts(prompts: readonly PromptPinCandidate[]): Map<string, QuarantineReason> {
+    return this.checkSubjects(prompts.map(({ key, prompt, suspicious, approveWhenNew }) => ({ key, subject: promptSubject(prompt), suspicious, approveWhenNew })));
+  }
+
+  private checkSubjects(subjects: readonly PinSubject[]): Map<string, QuarantineReason> {
     this.reload();
     const quarantined = new Map<string, QuarantineReason>();
     let changed = false;
-    const hold = (qualified: string, pin: PinRecord, tool: Tool, hash: string, reason: QuarantineReason) => {
+    const hold = (qualified: string, pin: PinRecord, subject: Record<string, unknown>, hash: string, reason: QuarantineReason) => {
       quarantined.set(qualified, reason);
       if (pin.pending_sha256 === hash && pin.pending_definition !== undefined) return;
-      const kept = keptDefinition(tool);
+      const kept = keptSubject(subject);
       // A pin of an older version waiting with only the hash gets the definition beside it.
       if (pin.pending_sha256 === hash && kept === undefined) return;
       pin.pending_sha256 = hash;
       setDefinition(pin, 'pending_definition', kept);
       changed = true;
     };
-    for (const { qualified, tool, suspicious, approveWhenNew } of tools) {
-      const hash = definitionHash(tool);
+    for (const { key: qualified, subject, suspicious, approveWhenNew } of subjects) {
+      const hash = sha256(canonicalJson(subject));
       const pin = this.data.tools[qualified];
       if (!pin) {
         if (suspicious || approveWhenNew) {
           const held: PinRecord = { first_seen: new Date().toISOString() };
           this.data.tools[qualified] = held;
-          hold(qualified, held, tool, hash, suspicious ? 'suspicious' : 'new');
+          hold(qualified, held, subject, hash, suspicious ? 'suspicious' : 'new');
         } else {
           const fresh: PinRecord = { sha256: hash, first_seen: new Date().toISOString() };
-          setDefinition(fresh, 'definition', keptDefinition(tool));
+          setDefinition(fresh, 'definition', keptSubject(subject));
           this.data.tools[qualified] = fresh;
           this.unsaved.add(qualified);
         }
       } else if (pin.sha256 === undefined) {
         // Held back on first sight and never approved: it waits while it still must.
-        if (suspicious || approveWhenNew) hold(qualified, pin, tool, hash, suspicious ? 'suspicious' : 'new');
+        if (suspicious || approveWhenNew) hold(qualified, pin, subject, hash, suspicious ? 'suspicious' : 'new');
         else {
           pin.sha256 = hash;
-          setDefinition(pin, 'definition', keptDefinition(tool));
+          setDefinition(pin, 'definition', keptSubject(subject));
           clearPending(pin);
           changed = true;
         }
       } else if (pin.sha256 === hash) {
         // An approved definition stays usable; one pinned unseen by a human waits once it looks suspicious.
-        if (suspicious && !pin.approved_at) hold(qualified, pin, tool, hash, 'suspicious');
+        if (suspicious && !pin.approved_at) hold(qualified, pin, subject, hash, 'suspicious');
         else if (pin.pending_sha256) {
           clearPending(pin);
           changed = true;
         }
       } else {
-        hold(qualified, pin, tool, hash, 'changed');
+        hold(qualified, pin, subject, hash, 'changed');
       }
     }
     if (changed) this.save();

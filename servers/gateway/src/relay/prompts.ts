@@ -1,0 +1,140 @@
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema, McpError, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import { untrustedErrorMessage } from '@bulkhead/core';
+import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
+import { gated } from './gated.js';
+import { bareMessage, passedOn, ProtocolError } from './prompt-errors.js';
+import { promptCatalogOf, quarantinedPromptRefusal, type PromptCatalog, type PromptEntry } from './prompt-catalog.js';
+import { pageOf } from './list-pages.js';
+import { untrustedPromptResult } from './prompt-untrusted.js';
+
+/**
+ * Whether a caller may see a prompt: its profile sees the server, and its permission gate does not
+ * deny getting it outright (discovery never grants permission, as with tools).
+ */
+export function promptVisible(context: RelayContext, extra: UpstreamExtra, entry: PromptEntry): boolean {
+  const access = context.accessOf(extra);
+  if (access.namespaceVisible && !access.namespaceVisible(entry.namespace)) return false;
+  return promptDenial(context, extra, entry) === undefined;
+}
+
+/** The permission gate's refusal of getting this prompt outright, if it refuses it (ask is decided when it is got). */
+export function promptDenial(context: RelayContext, extra: UpstreamExtra, entry: PromptEntry): string | undefined {
+  const gate = context.accessOf(extra).gate;
+  if (gate.kind !== 'self') return undefined;
+  const decided = gate.permissions.decide({ qualifiedName: `${entry.namespace}:prompts/get`, risk: 'low', args: { name: entry.name, arguments: {} }, subjectArg: 'name' });
+  return decided.verdict === 'deny' ? `Permission denied: ${decided.reason}.${decided.remedy ? ` To allow it: ${decided.remedy}.` : ''}` : undefined;
+}
+
+/** The owner's reason a prompt name is not known: the server is still starting or down, when it is. */
+function unknownPrompt(context: RelayContext, name: string): string {
+  const separator = name.indexOf('__');
+  const owner = separator > 0 ? context.downstreams.get(name.slice(0, separator)) : undefined;
+  const unavailable = owner?.unavailableReason;
+  return `Unknown prompt ${name}; ${unavailable ? `${unavailable}; ` : ''}prompts/list lists the prompts there are`;
+}
+
+/**
+ * The prompt a caller named, if it may see it and it is not quarantined; otherwise the JSON-RPC
+ * error that says why (unknown to this caller, or quarantined and how to approve it).
+ */
+export function promptFor(context: RelayContext, catalog: PromptCatalog, extra: UpstreamExtra, name: string): PromptEntry | ProtocolError {
+  const held = catalog.quarantined(name);
+  const access = context.accessOf(extra);
+  if (held && (!access.namespaceVisible || access.namespaceVisible(held.entry.namespace))) return new ProtocolError(ErrorCode.InvalidRequest, quarantinedPromptRefusal(held));
+  const entry = catalog.get(name);
+  if (!entry || (access.namespaceVisible && !access.namespaceVisible(entry.namespace))) return new ProtocolError(ErrorCode.InvalidParams, unknownPrompt(context, name));
+  return entry;
+}
+
+/** Bounded wait for servers on their first start, as tools/list waits (list_wait_ms): a client's first look sees their prompts. */
+async function firstStarts(context: RelayContext): Promise<void> {
+  const starting = [...context.downstreams.values()].filter((downstream) => downstream.firstStarting);
+  if (starting.length === 0 || context.config.list_wait_ms === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([Promise.all(starting.map((downstream) => downstream.firstAttempt)), new Promise((resolve) => (timer = setTimeout(resolve, context.config.list_wait_ms)))]);
+  clearTimeout(timer);
+}
+
+/** A third-party server's JSON-RPC error is its text as much as its prompt is. */
+function untrustedError(error: unknown, entry: PromptEntry, source: string, signal: AbortSignal): unknown {
+  if (!(error instanceof McpError) || signal.aborted) return error;
+  return new ProtocolError(error.code, `prompts/get ${entry.exposed} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(source, bareMessage(error))}`);
+}
+
+/**
+ * prompts/list and prompts/get across every server that is up, each prompt named `<ns>__<name>`
+ * as tools are on the wire; a get goes to its owner with the original name through the
+ * permission gate (`<ns>:prompts/get`, subject `name`) and is audited. A third-party server's
+ * messages come back wrapped as untrusted content unless bulkhead.yaml trusts its results.
+ */
+export const promptsRelay: RelayFactory = (context) => {
+  const catalog = promptCatalogOf(context);
+  const reported = new Set<string>();
+  let listed = '';
+  /** Rebuilds, reports what is new to report, and tells every client when what is listed changed. */
+  const changed = () => {
+    catalog.invalidate();
+    for (const note of catalog.problems().filter((line) => !reported.has(line))) {
+      reported.add(note);
+      context.report(note);
+    }
+    const now = JSON.stringify(catalog.entries().map((entry) => entry.shown));
+    if (now === listed) return;
+    listed = now;
+    // A client that is gone, or not initialized yet, has no use for it.
+    for (const server of context.sessions) server.sendPromptListChanged().catch(() => undefined);
+  };
+  for (const downstream of context.downstreams.values()) {
+    downstream.listeners.list.add((list) => {
+      if (list === 'prompts') changed();
+    });
+    downstream.listeners.ready.add(changed);
+    downstream.listeners.down.add(changed);
+  }
+
+  const get = async (server: Server, extra: UpstreamExtra, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> => {
+    const found = promptFor(context, catalog, extra, name);
+    if (found instanceof ProtocolError) {
+      context.auditor.recordRejected(name, context.callerOf(server, extra), { name, arguments: args ?? {} }, found.message);
+      throw found;
+    }
+    const downstream = context.downstreams.get(found.namespace)!;
+    const operation = { namespace: found.namespace, method: 'prompts/get', risk: 'low', args: { name: found.name, arguments: args ?? {} }, subjectArg: 'name' } as const;
+    return gated(context, { server, extra }, operation, async () => {
+      // Used now, so the pins of first sight are kept for the next run to be checked against.
+      context.pins.commit();
+      const trusted = !found.thirdParty || downstream.spec.trust.has('results');
+      const source = `${found.namespace} (third-party MCP server)`;
+      try {
+        const result = await downstream.request(
+          { method: 'prompts/get', params: { name: found.name, ...(args !== undefined ? { arguments: args } : {}) } },
+          GetPromptResultSchema,
+          { signal: extra.signal, timeoutMs: context.config.call_timeout_ms },
+          `prompts/get ${found.name}`,
+        );
+        return trusted ? result : untrustedPromptResult(source, result);
+      } catch (error) {
+        throw trusted ? passedOn(error) : untrustedError(error, found, source, extra.signal);
+      }
+    });
+  };
+
+  return {
+    capabilities: { prompts: { listChanged: true } },
+    install(server) {
+      server.setRequestHandler(ListPromptsRequestSchema, async (request, extra) => {
+        await firstStarts(context);
+        const visible = catalog.entries().filter((entry) => promptVisible(context, extra, entry));
+        let page: ReturnType<typeof pageOf<PromptEntry>>;
+        try {
+          page = pageOf('prompts/list', visible, request.params?.cursor);
+        } catch (error) {
+          throw passedOn(error);
+        }
+        return { prompts: page.items.map((entry) => entry.shown), ...(page.nextCursor !== undefined ? { nextCursor: page.nextCursor } : {}) };
+      });
+      server.setRequestHandler(GetPromptRequestSchema, (request, extra) => get(server, extra, request.params.name, request.params.arguments));
+    },
+  };
+};
