@@ -56,6 +56,7 @@ import { PinStore } from './pins.js';
 import type { UpstreamExtra } from './relay/context.js';
 import { InFlightCalls } from './relay/in-flight.js';
 import { createRelays, relayCapabilities } from './relay/index.js';
+import { taskOnlyRefusal } from './relay/tasks.js';
 import { resourceLinksMiddleware } from './relay/resource-links.js';
 import { reviewQuarantined } from './review.js';
 import { describeQuarantine, treatmentOf } from './treatment.js';
@@ -338,6 +339,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       resourceLinksMiddleware(entry.namespace, downstreams),
       hooks.postToolMiddleware(entry.qualified),
       async (state) => {
+        const taskOnly = taskOnlyRefusal(entry.tool, entry.qualified);
+        if (taskOnly !== undefined) throw new ToolError(taskOnly, 'unsupported');
         const token = state.extra._meta?.progressToken;
         state.result = await downstream.callTool(entry.tool.name, state.args, {
           signal: state.signal,
