@@ -13,6 +13,8 @@ export interface LadderDeps {
   readonly defaultRepo: string;
   /** The git repository behind a repository name; refused for a repository this server has no git for. */
   readonly openRepository: (repo: string, signal?: AbortSignal) => Promise<LadderRepository>;
+  /** Tells the client how far a long call got (the kit's ctx.progress); absent outside a tool call. */
+  readonly progress?: (message: string) => void;
 }
 
 /** What ladder tools receive: the deps and who a call acts as when its transport authenticated nobody. */

@@ -263,6 +263,7 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
         let named = 0;
         const search = runRg(rgPath, args, { folder: request.folder }, request.timeoutMs, request.signal, 0, (record) => {
           if (record.length > 0) found.push(record.startsWith('./') ? record.slice(2) : record);
+          request.onProgress?.(named + found.length);
           if (!needsUnignored && found.length >= VERIFY_BATCH) {
             named += found.length;
             verify.add(found.splice(0));
@@ -294,9 +295,11 @@ export function ripgrepEngine(rgPath: string): SearchEngine {
       if (wantHidden) args.push('--hidden');
       if (!request.respectGitignore) args.push('--no-ignore');
       const paths: string[] = [];
+      let walked = 0;
       const result = await runRg(rgPath, args, { folder: request.folder }, request.timeoutMs, request.signal, 0, (record) => {
         const clean = record.startsWith('./') ? record.slice(2) : record;
         if (clean.length > 0 && matches(clean)) paths.push(clean);
+        request.onProgress?.(++walked, paths.length);
         return true;
       });
       checkRgError(result, request.signal);

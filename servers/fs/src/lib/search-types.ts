@@ -25,6 +25,8 @@ export interface GrepRequest {
   readonly maxRecords: number;
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
+  /** Told how many files matched so far while the search runs (an engine that cannot tell says nothing). */
+  readonly onProgress?: (matchingFiles: number) => void;
 }
 
 export interface GrepLine {
@@ -57,6 +59,8 @@ export interface ListRequest {
   readonly denyRead: readonly string[];
   readonly timeoutMs: number;
   readonly signal: AbortSignal;
+  /** Told how many files the walk saw and how many of them match, while it runs (an engine that cannot tell says nothing). */
+  readonly onProgress?: (walked: number, matching: number) => void;
 }
 
 export interface ListOutcome {

@@ -77,6 +77,7 @@ export const grep = defineTool<FsCapabilities, typeof input>({
       maxRecords: Math.max(MAX_COLLECTED, args.offset + headLimit),
       timeoutMs: ctx.limits.grep_timeout_ms,
       signal: ctx.signal,
+      onProgress: (matching) => ctx.progress(`${matching} matching ${matching === 1 ? 'file' : 'files'} so far in ${shownDir}`),
     }).finally(() => folder.close());
     const allowed = ctx.paths.searchResultFilter(searchDir);
     const files = outcome.files.filter((file) => allowed(file.path) && ctx.paths.privateFolderOf(join(searchDir, file.path)) === undefined).sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

@@ -56,7 +56,13 @@ export const gitLog = defineTool<GitCapabilities, typeof input, typeof output>({
         () =>
           repository.run(
             ['log', '-z', COMMIT_FORMAT, '--no-color', '--no-notes', '--extended-regexp', `--max-count=${maxCount + 1}`, `--skip=${skip}`, ...filters, '--end-of-options', range.text, '--', ...pathspec],
-            { signal: ctx.signal, onStdout: (chunk) => reader.push(chunk) },
+            {
+              signal: ctx.signal,
+              onStdout: (chunk) => {
+                reader.push(chunk);
+                ctx.progress(`${reader.commits.length} commits read`);
+              },
+            },
           ),
         ctx.signal,
       );

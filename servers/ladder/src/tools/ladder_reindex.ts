@@ -17,7 +17,7 @@ export const ladderReindex = defineLadderTool({
   risk: 'medium',
   async call(deps, _principal, args, signal) {
     const repository = await deps.openRepository(repoOf(deps, args.repo), signal);
-    return { reindex: await deps.ladder.reindex(repository) };
+    return { reindex: await deps.ladder.reindex(repository, deps.progress) };
   },
   render({ reindex }) {
     const { fresh, stale, missing } = reindex.counts;
