@@ -39,7 +39,8 @@ import {
   type RiskAssessor,
   type ToolServer,
 } from '@bulkhead/core';
-import { protectedArgumentRefusal, ToolError, untrustedErrorMessage, untrustedResult } from '@bulkhead/core';
+import { relayedProgress } from './progress-relay.js';
+import { protectedArgumentRefusal, startProgress, ToolError, untrustedErrorMessage, untrustedResult } from '@bulkhead/core';
 import { Catalog, type CatalogEntry } from './catalog.js';
 import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
@@ -341,18 +342,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       async (state) => {
         const taskOnly = taskOnlyRefusal(entry.tool, entry.qualified);
         if (taskOnly !== undefined) throw new ToolError(taskOnly, 'unsupported');
-        const token = state.extra._meta?.progressToken;
+        const progress = state.progress;
         state.result = await downstream.callTool(entry.tool.name, state.args, {
           signal: state.signal,
           timeoutMs: options.config.call_timeout_ms,
-          ...(token !== undefined
-            ? {
-                onprogress: (progress) => {
-                  // The client may be gone by now; its progress is then of no use to anyone.
-                  state.extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined);
-                },
-              }
-            : {}),
+          // Renumbered on the client's request's own counter, which the approval desk's progress already advanced.
+          ...(progress ? { onprogress: (update) => progress.report(relayedProgress(entry.qualified, update)) } : {}),
         });
       },
     ];
@@ -382,7 +377,10 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'> & { readonly server: Server }, gate: GateMode): Promise<CallToolResult> => {
     const preview = dryRunPreview(entry, call.signal);
+    // One counter per client request, whoever speaks (the desk while the call waits, then the server); and a heartbeat while both are silent.
+    const progress = startProgress(call.extra, entry.qualified, call.signal);
     const state: CallState = {
+      ...(progress ? { progress } : {}),
       target: {
         risk: entry.risk,
         ...(entry.subjectArg ? { subjectArg: entry.subjectArg } : {}),
@@ -400,7 +398,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       decision: 'none',
     };
     catalog.commitPins();
-    await calls.track(entry.namespace, { server: call.server, extra: call.extra, caller: call.caller, qualifiedName: entry.qualified }, () => downstreamChain(entry, gate)(state));
+    try {
+      await calls.track(entry.namespace, { server: call.server, extra: call.extra, caller: call.caller, qualifiedName: entry.qualified }, () => downstreamChain(entry, gate)(state));
+    } finally {
+      progress?.stop();
+    }
     return state.result ?? errorResult(`${entry.qualified} returned nothing`);
   };
 

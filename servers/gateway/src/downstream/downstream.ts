@@ -529,6 +529,8 @@ export class Downstream {
       signal: options.signal,
       timeout: options.timeoutMs,
       resetTimeoutOnProgress: true,
+      // Progress never moves the bound: a built-in's heartbeat would otherwise keep a call alive past call_timeout_ms.
+      maxTotalTimeout: options.timeoutMs,
       ...(options.onprogress ? { onprogress: options.onprogress } : {}),
     };
     try {
