@@ -361,13 +361,17 @@ export type Node22 = { readonly node: string; readonly version: string; readonly
 
 /**
  * A Node 22 binary: the running node when it is 22, else the npm package node-<platform>-<arch>@22
- * installed into `dir` (its bin/node, with its headers in include/node).
+ * installed into `dir` (its bin/node, with its headers in include/node), or already there.
  */
 export async function node22(dir: string, label: string): Promise<Node22> {
   if (process.versions.node.startsWith('22.')) return { node: process.execPath, version: process.versions.node, ms: 0 };
   const platform = { linux: 'linux', darwin: 'darwin' }[process.platform as string];
   if (!platform) return { skip: `no node-<platform>-<arch> package is used for ${process.platform}` };
   const pkg = `node-${platform}-${process.arch}`;
+  const node = join(dir, 'node_modules', pkg, 'bin', 'node');
+  // A folder kept between runs (a cache) is fetched into once.
+  const kept = existsSync(node) ? execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim() : '';
+  if (kept.startsWith('22.')) return { node, version: kept, ms: 0 };
   mkdirSync(dir, { recursive: true });
   const [command, ...args] = npmCommand(process.execPath);
   progress(label, `fetching Node 22 from the registry: npm install ${pkg}@22`);
@@ -378,7 +382,6 @@ export async function node22(dir: string, label: string): Promise<Node22> {
     return { skip: `npm could not run to fetch ${pkg}@22: ${String(error)}` };
   }
   if (result.code !== 0) return { skip: `npm install ${pkg}@22 failed (exit ${result.code}): ${result.output.trim().split('\n').slice(-3).join(' / ')}` };
-  const node = join(dir, 'node_modules', pkg, 'bin', 'node');
   if (!existsSync(node)) return { skip: `${pkg}@22 has no bin/node` };
   const version = execFileSync(node, ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim();
   progress(label, `Node v${version} fetched in ${seconds(result.ms)}`);

@@ -1,0 +1,149 @@
+// The official MCP conformance suite's resources, prompts and completion scenarios
+// (@modelcontextprotocol/conformance, `conformance server --scenario …`) run against the gateway
+// started as a user starts it, over Streamable HTTP, in front of two real servers over stdio: the
+// suite's reference server (its resources, prompts and completions, ported: the npm package does
+// not ship it) and @modelcontextprotocol/server-everything. Each server is run through the same
+// scenarios directly too, so a check that fails through the gateway but passes directly is the
+// gateway's. Every check's outcome and message is compared with test/conformance/expected.ts: a
+// relay that regresses fails here, and so does a scenario that starts passing, to be written down.
+// The suite's client sends no Authorization header, so the gateway runs with --no-auth, its
+// documented loopback-only way to serve without a bearer token.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { EVERYTHING, GATEWAY_CLI } from './helpers.js';
+import { progress, scratchDir, seconds } from './packing.js';
+import { DIRECT_EVERYTHING, DIRECT_REFERENCE, THROUGH_GATEWAY } from '../conformance/expected.js';
+import { conformanceNode, REFERENCE_SERVER, runScenarios, SCENARIOS, type Check, type Scenario } from '../conformance/suite.js';
+
+const LABEL = 'conformance';
+
+let ws: TempWorkspace;
+const scratch = scratchDir('bulkhead-conformance-');
+let node: string | undefined;
+let skipped: string | undefined;
+let gateway: HttpServerProcess | undefined;
+const children: ChildProcess[] = [];
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `node <script> streamableHttp` with PORT, as each server's README says, and waits for its listening line. */
+async function startHttpChild(script: string, listening: RegExp): Promise<string> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [script, 'streamableHttp'], { env: { PATH: process.env['PATH'] ?? '', PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  children.push(child);
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not start listening within 15 s:\n${output.slice(-2000)}`)), 15_000);
+    const seen = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (listening.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', seen);
+    child.stderr!.on('data', seen);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with code ${code}:\n${output.slice(-2000)}`));
+    });
+  });
+  return `http://127.0.0.1:${port}/mcp`;
+}
+
+/** Checks with this run's workspace path written as <root>, so that messages naming a file compare across runs. */
+function portable(results: Record<Scenario, Check[]>): Record<Scenario, Check[]> {
+  const swap = (message: string) => message.split(ws.root).join('<root>');
+  return Object.fromEntries(
+    Object.entries(results).map(([scenario, checks]) => [scenario, checks.map((check) => (check.errorMessage === undefined ? check : { ...check, errorMessage: swap(check.errorMessage) }))]),
+  ) as Record<Scenario, Check[]>;
+}
+
+function summary(results: Record<Scenario, Check[]>): string {
+  return SCENARIOS.map((scenario) => `${scenario}: ${results[scenario].map((check) => check.status).join(', ')}`).join('; ');
+}
+
+type Results = Record<Scenario, Check[]>;
+/** Each target's run, started as soon as its server is up so that the three overlap; settled, so none is left unhandled. */
+const runs: Partial<Record<'reference' | 'everything' | 'gateway', Promise<{ results: Results } | { error: unknown }>>> = {};
+
+function startRun(target: keyof typeof runs, url: string): void {
+  const started = performance.now();
+  runs[target] = runScenarios(node!, url, `${scratch.path}/${target}`).then(
+    (raw) => {
+      const results = portable(raw);
+      progress(LABEL, `${target}: ${SCENARIOS.length} scenarios in ${seconds(performance.now() - started)}: ${summary(results)}`);
+      return { results };
+    },
+    (error: unknown) => ({ error }),
+  );
+}
+
+async function resultsOf(target: keyof typeof runs): Promise<Results> {
+  const run = await runs[target];
+  if (!run) throw new Error(`the ${target} run never started (see the errors of beforeAll)`);
+  if ('error' in run) throw run.error;
+  return run.results;
+}
+
+beforeAll(async () => {
+  const got = await conformanceNode(LABEL);
+  if ('skip' in got) {
+    skipped = got.skip;
+    return;
+  }
+  node = got.node;
+  const [everything, reference] = await Promise.all([startHttpChild(EVERYTHING, /listening on port \d+/), startHttpChild(REFERENCE_SERVER, /listening on http:/)]);
+  startRun('everything', everything);
+  startRun('reference', reference);
+  // The bulkhead.yaml a user writes for two servers from npm: no trust, no permissions.yaml.
+  ws = tempWorkspace({
+    '.bulkhead/bulkhead.yaml': `servers:\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n  reference:\n    command: ${process.execPath}\n    args: [${REFERENCE_SERVER}, stdio]\n`,
+  });
+  gateway = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root, '--no-auth'], cwd: ws.root });
+  // Both downstreams up before any scenario connects: the gateway reports each on stderr.
+  const deadline = Date.now() + 20_000;
+  while (!(/reference is up/.test(gateway.stderr()) && /everything is up/.test(gateway.stderr()))) {
+    if (Date.now() > deadline) throw new Error(`the gateway did not report both servers up within 20 s:\n${gateway.stderr().slice(-2000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  startRun('gateway', gateway.url);
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(Object.values(runs));
+  await gateway?.close();
+  for (const child of children) {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(-child.pid, 'SIGKILL');
+  }
+  ws?.cleanup();
+  scratch.remove();
+});
+
+describe('the MCP conformance suite, resources, prompts and completion scenarios', () => {
+  it('the reference server passes every one directly', async (ctx) => {
+    if (skipped) return ctx.skip(skipped);
+    expect(await resultsOf('reference')).toEqual(DIRECT_REFERENCE);
+  });
+
+  it('server-everything directly passes those its names allow', async (ctx) => {
+    if (skipped) return ctx.skip(skipped);
+    expect(await resultsOf('everything')).toEqual(DIRECT_EVERYTHING);
+  });
+
+  it('through the gateway, in front of both over stdio', async (ctx) => {
+    if (skipped) return ctx.skip(skipped);
+    expect(await resultsOf('gateway')).toEqual(THROUGH_GATEWAY);
+  });
+});
