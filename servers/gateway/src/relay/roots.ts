@@ -2,11 +2,18 @@ import { realpathSync } from 'node:fs';
 import { basename, isAbsolute, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, ListRootsResultSchema, McpError, RootsListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, RootsListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { errorMessage } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext } from './context.js';
 import { clientName, routeOf } from './server-requests.js';
+
+/**
+ * A client's roots/list answer, read leniently: a root that is not `file:` (which the SDK's own
+ * schema rejects, failing the whole list) is dropped by the narrowing instead.
+ */
+const ClientRootsSchema = z.object({ roots: z.array(z.object({ uri: z.string(), name: z.string().optional() })) });
 
 /** `folder` is `root` or inside it. */
 function within(folder: string, root: string): boolean {
@@ -43,13 +50,13 @@ function gatewayRoots(context: RelayContext): { folder: string; root: Root }[] {
  * roots that are not `file:` folders). Paths are compared by their real paths, so a client root
  * that is a symlink out of the gateway's roots is dropped, and the real path is passed on.
  */
-export function narrowRoots(clientRoots: readonly Root[], gateway: readonly { folder: string; root: Root }[]): Root[] {
+export function narrowRoots(clientRoots: readonly { uri: string; name?: string | undefined }[], gateway: readonly { folder: string; root: Root }[]): Root[] {
   const narrowed = new Map<string, Root>();
   for (const clientRoot of clientRoots) {
     const folder = realFolderOf(clientRoot.uri);
     if (folder === undefined) continue;
     if (gateway.some((own) => within(folder, own.folder))) {
-      const root = rootOf(folder, clientRoot.name);
+      const root = rootOf(folder, clientRoot.name ?? basename(folder));
       narrowed.set(root.uri, root);
       continue;
     }
@@ -68,7 +75,7 @@ export async function answerRoots(context: RelayContext, downstream: Downstream)
   const route = routeOf(context, downstream, 'roots/list', signal, 'any');
   if (!route || !route.server.getClientCapabilities()?.roots) return { roots: own.map((entry) => entry.root) };
   try {
-    const listed = await route.extra.sendRequest({ method: 'roots/list' }, ListRootsResultSchema, { signal, timeout: context.config.call_timeout_ms });
+    const listed = await route.extra.sendRequest({ method: 'roots/list' }, ClientRootsSchema, { signal, timeout: context.config.call_timeout_ms });
     return { roots: narrowRoots(listed.roots, own) };
   } catch (error) {
     throw new McpError(ErrorCode.InternalError, `roots/list from ${downstream.namespace} failed: ${clientName(route.server)} declared roots but did not list them (${errorMessage(error)})`);
