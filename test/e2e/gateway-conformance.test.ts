@@ -11,7 +11,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import type { GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
+import { connectHttp, startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
 import { EVERYTHING, GATEWAY_CLI } from './helpers.js';
 import { progress, scratchDir, seconds } from './packing.js';
 import { DIRECT_EVERYTHING, DIRECT_REFERENCE, THROUGH_GATEWAY } from '../conformance/expected.js';
@@ -25,6 +26,7 @@ let node: string | undefined;
 let skipped: string | undefined;
 let gateway: HttpServerProcess | undefined;
 const children: ChildProcess[] = [];
+let referenceUrl = '';
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -107,6 +109,7 @@ beforeAll(async () => {
   const [everything, reference] = await Promise.all([startHttpChild(EVERYTHING, /listening on port \d+/), startHttpChild(REFERENCE_SERVER, /listening on http:/)]);
   startRun('everything', everything);
   startRun('reference', reference);
+  referenceUrl = reference;
   // The bulkhead.yaml a user writes for two servers from npm: no trust, no permissions.yaml.
   ws = tempWorkspace({
     '.bulkhead/bulkhead.yaml': `servers:\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n  reference:\n    command: ${process.execPath}\n    args: [${REFERENCE_SERVER}, stdio]\n`,
@@ -145,5 +148,45 @@ describe('the MCP conformance suite, resources, prompts and completion scenarios
   it('through the gateway, in front of both over stdio', async (ctx) => {
     if (skipped) return ctx.skip(skipped);
     expect(await resultsOf('gateway')).toEqual(THROUGH_GATEWAY);
+  });
+});
+
+// The scenarios that fail through the gateway ask for a prompt by its bare name. Their requests,
+// with the name the gateway lists, get what the reference server answers directly, its text
+// wrapped as a third-party server's (bulkhead.yaml does not trust its results): the name is the
+// only reason they fail.
+describe('the requests of the scenarios that fail through the gateway, with the names it lists', () => {
+  const wrapped = (text: string) => `<untrusted_external_content source="reference (third-party MCP server)">\n${text}\n</untrusted_external_content>`;
+  /** A direct answer as the gateway gives it: each text, and each embedded text resource's text, wrapped; images as they are. */
+  const asRelayed = (result: GetPromptResult): GetPromptResult => ({
+    messages: result.messages.map((message) => {
+      const content = message.content;
+      if (content.type === 'text') return { ...message, content: { ...content, text: wrapped(content.text) } };
+      if (content.type === 'resource' && 'text' in content.resource) return { ...message, content: { ...content, resource: { ...content.resource, text: wrapped(content.resource.text) } } };
+      return message;
+    }),
+  });
+  const requests: [Scenario, string, Record<string, string> | undefined][] = [
+    ['prompts-get-simple', 'test_simple_prompt', undefined],
+    ['prompts-get-with-args', 'test_prompt_with_arguments', { arg1: 'testValue1', arg2: 'testValue2' }],
+    ['prompts-get-embedded-resource', 'test_prompt_with_embedded_resource', { resourceUri: 'test://example-resource' }],
+    ['prompts-get-with-image', 'test_prompt_with_image', undefined],
+  ];
+
+  it('prompts/get of reference__<name> answers as the reference server does, and completion/complete of it too', async (ctx) => {
+    if (skipped) return ctx.skip(skipped);
+    const direct = await connectHttp(referenceUrl);
+    try {
+      for (const [scenario, name, args] of requests) {
+        const expected = asRelayed(await direct.getPrompt({ name, ...(args ? { arguments: args } : {}) }));
+        expect(await gateway!.client.getPrompt({ name: `reference__${name}`, ...(args ? { arguments: args } : {}) }), scenario).toEqual(expected);
+      }
+      const argument = { name: 'arg1', value: 'test' };
+      expect(await gateway!.client.complete({ ref: { type: 'ref/prompt', name: 'reference__test_prompt_with_arguments' }, argument })).toEqual(
+        await direct.complete({ ref: { type: 'ref/prompt', name: 'test_prompt_with_arguments' }, argument }),
+      );
+    } finally {
+      await direct.close();
+    }
   });
 });
