@@ -5,6 +5,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
@@ -72,6 +73,12 @@ describe('resources over HTTP, shared by several clients', () => {
       'MCP error -32602: MCP error -32602: Unknown resource fixture://item/1: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
     );
     expect(await subscribedOnFixture()).toBe('[]');
+    const audit = readFileSync(ws.path('.bulkhead/audit/gateway.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { tool: string; args: { uri?: string }; outcome: string });
+    expect(audit.filter((line) => line.tool.startsWith('gateway:resources/')).map((line) => `${line.tool} ${line.args.uri} ${line.outcome}`)).toEqual([
+      'gateway:resources/read demo://resource/static/document/features.md error',
+      'gateway:resources/read bulkhead://everything/demo://resource/static/document/features.md error',
+      'gateway:resources/subscribe fixture://item/1 error',
+    ]);
   });
 
   it('sends each connection the updates of its own subscriptions, and lets go of a closed session', async () => {

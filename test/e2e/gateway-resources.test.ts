@@ -312,5 +312,10 @@ describe('two server-everythings behind one gateway', () => {
     expect(links).toEqual(['bulkhead://everything2/demo://resource/dynamic/blob/1', 'bulkhead://everything2/demo://resource/dynamic/text/2']);
     for (const link of links) expect((await gateway.client.readResource({ uri: link })).contents[0]!.uri).toBe(link);
     expect(auditLines(ws).filter((line) => line.tool === 'everything2:resources/read').map((line) => line.args.uri).slice(-2)).toEqual(['demo://resource/dynamic/blob/1', 'demo://resource/dynamic/text/2']);
+    const reference = (await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything2__get-resource-reference', arguments: { resourceType: 'Text', resourceId: 5 } } })) as {
+      content: { type: string; resource?: { uri: string; text?: string } }[];
+    };
+    const embedded = reference.content.find((block) => block.type === 'resource')!.resource!;
+    expect(embedded).toMatchObject({ uri: 'bulkhead://everything2/demo://resource/dynamic/text/5', text: expect.stringMatching(/^Resource 5: /) });
   });
 });

@@ -21,8 +21,6 @@ import { boundResourceContents } from './resource-contents.js';
 import { exposedResourceUri, gatewayUri, resolveResource, type ResolvedResource } from './resource-names.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
 
-/** The gateway's own audit name of a request that named no server it could go to. */
-const UNROUTED_READ = 'gateway:resources/read';
 
 /**
  * A server's JSON-RPC error passed on with its own code and words (the SDK would put its prefix in
@@ -61,7 +59,9 @@ export const resourcesRelay: RelayFactory = (context) => {
   };
 
   /** The server and its URI that `uri` names for this caller, or the JSON-RPC error that says what to write instead. */
-  const route = (server: Server, extra: UpstreamExtra, owners: ReadonlyMap<string, Downstream>, uri: string, verb: string): ResolvedResource => {
+  /** A request that names no server it could go to is audited under the gateway's own name (gateway:resources/read). */
+  const route = (server: Server, extra: UpstreamExtra, owners: ReadonlyMap<string, Downstream>, uri: string, method: 'resources/read' | 'resources/subscribe'): ResolvedResource => {
+    const verb = method === 'resources/read' ? 'read' : 'subscribe to';
     const resolved = resolveResource(owners, uri);
     if (resolved.kind === 'found') return resolved;
     const refusal = (() => {
@@ -78,7 +78,7 @@ export const resourcesRelay: RelayFactory = (context) => {
         }
       }
     })();
-    context.auditor.recordRejected(UNROUTED_READ, context.callerOf(server, extra), { uri }, refusal);
+    context.auditor.recordRejected(`gateway:${method}`, context.callerOf(server, extra), { uri }, refusal);
     throw new McpError(ErrorCode.InvalidParams, refusal);
   };
 
@@ -145,7 +145,7 @@ export const resourcesRelay: RelayFactory = (context) => {
   const read = async (server: Server, extra: UpstreamExtra, uri: string): Promise<ReadResourceResult> => {
     await firstStarts(context);
     const owners = ownersFor(extra);
-    const target = route(server, extra, owners, uri, 'read');
+    const target = route(server, extra, owners, uri, 'resources/read');
     const downstream = context.downstreams.get(target.namespace)!;
     return gated(context, { server, extra }, { namespace: target.namespace, method: 'resources/read', risk: 'low', args: { uri: target.uri }, subjectArg: 'uri' }, async () => {
       const result = await request(downstream, `resources/read of ${target.uri} on ${target.namespace}`, extra.signal, (options) =>
@@ -158,7 +158,7 @@ export const resourcesRelay: RelayFactory = (context) => {
 
   const subscribe = async (server: Server, extra: UpstreamExtra, uri: string): Promise<void> => {
     await firstStarts(context);
-    const target = route(server, extra, ownersFor(extra), uri, 'subscribe to');
+    const target = route(server, extra, ownersFor(extra), uri, 'resources/subscribe');
     const downstream = context.downstreams.get(target.namespace)!;
     await gated(context, { server, extra }, { namespace: target.namespace, method: 'resources/subscribe', risk: 'low', args: { uri: target.uri }, subjectArg: 'uri' }, async () => {
       if (downstream.state === 'ready' && !downstream.capabilities?.resources?.subscribe) {
