@@ -44,7 +44,7 @@ describe('resources over HTTP, shared by several clients', () => {
     ws = tempWorkspace({
       'full.token': FULL,
       '.bulkhead/fs-only.token': NARROW,
-      '.bulkhead/permissions.yaml': 'allow:\n  - fixture\n',
+      '.bulkhead/permissions.yaml': 'allow:\n  - fixture\ndeny:\n  - everything:resources/read(demo://resource/dynamic/blob/*)\n',
       '.bulkhead/bulkhead.yaml':
         `servers:\n  fs: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n    trust: [annotations, results]\n` +
         `  fixture:\n    command: ${process.execPath}\n    args: [${RESOURCE_SERVER}, '3']\n    trust: [results]\n` +
@@ -61,6 +61,12 @@ describe('resources over HTTP, shared by several clients', () => {
 
   it('shows a profile that sees only fs no resource of the others, and refuses reading one by its URI', async () => {
     expect((await gateway.client.listResources()).resources.length).toBe(7 + 3 + 2);
+    // The deny rule's glob matches the blob template's string: the template is not listed, and its URIs are refused.
+    expect((await gateway.client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate)).toEqual(['demo://resource/dynamic/text/{resourceId}', 'fixture://item/{id}']);
+    expect(await refusal(gateway.client.readResource({ uri: 'demo://resource/dynamic/blob/3' }))).toBe(
+      `MCP error -32600: MCP error -32600: Permission denied: everything:resources/read is denied by ${ws.path('.bulkhead/permissions.yaml')} line 4 (\`everything:resources/read(demo://resource/dynamic/blob/*)\`). To allow it: remove or narrow that deny entry.`,
+    );
+    expect((await gateway.client.readResource({ uri: 'demo://resource/dynamic/text/3' })).contents[0]).toMatchObject({ text: expect.stringMatching(/^Resource 3: /) });
     expect(await narrow.listResources()).toEqual({ resources: [] });
     expect(await narrow.listResourceTemplates()).toEqual({ resourceTemplates: [] });
     expect(await refusal(narrow.readResource({ uri: 'demo://resource/static/document/features.md' }))).toBe(

@@ -58,8 +58,19 @@ export const resourcesRelay: RelayFactory = (context) => {
     return new Map([...context.downstreams].filter(([namespace]) => access.namespaceVisible?.(namespace) ?? true));
   };
 
-  /** The server and its URI that `uri` names for this caller, or the JSON-RPC error that says what to write instead. */
-  /** A request that names no server it could go to is audited under the gateway's own name (gateway:resources/read). */
+  /**
+   * Discovery never grants permission, as with tools: what the caller's gate denies reading
+   * outright is not listed (a template when a deny rule's glob matches its template string).
+   */
+  const readDenied = (extra: UpstreamExtra, namespace: string, uri: string): boolean => {
+    const gate = context.accessOf(extra).gate;
+    return gate.kind === 'self' && gate.permissions.decide({ qualifiedName: `${namespace}:resources/read`, risk: 'low', args: { uri }, subjectArg: 'uri' }).verdict === 'deny';
+  };
+
+  /**
+   * The server and its URI that `uri` names for this caller, or the JSON-RPC error that says what
+   * to write instead; a request that names no server is audited under the gateway's own name.
+   */
   const route = (server: Server, extra: UpstreamExtra, owners: ReadonlyMap<string, Downstream>, uri: string, method: 'resources/read' | 'resources/subscribe'): ResolvedResource => {
     const verb = method === 'resources/read' ? 'read' : 'subscribe to';
     const resolved = resolveResource(owners, uri);
@@ -177,7 +188,9 @@ export const resourcesRelay: RelayFactory = (context) => {
         await firstStarts(context);
         const owners = ownersFor(extra);
         const resources = [...owners].flatMap(([namespace, downstream]) =>
-          downstream.state === 'ready' ? downstream.lists.resources.map((resource) => ({ ...resource, uri: exposedResourceUri(owners, namespace, resource.uri) })) : [],
+          downstream.state === 'ready'
+            ? downstream.lists.resources.filter((resource) => !readDenied(extra, namespace, resource.uri)).map((resource) => ({ ...resource, uri: exposedResourceUri(owners, namespace, resource.uri) }))
+            : [],
         );
         const page = pageOf('resources/list', resources, listRequest.params?.cursor);
         return { resources: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
@@ -186,7 +199,11 @@ export const resourcesRelay: RelayFactory = (context) => {
         await firstStarts(context);
         const owners = ownersFor(extra);
         const templates = [...owners].flatMap(([namespace, downstream]) =>
-          downstream.state === 'ready' ? downstream.lists.resourceTemplates.map((template) => ({ ...template, uriTemplate: exposedResourceUri(owners, namespace, template.uriTemplate) })) : [],
+          downstream.state === 'ready'
+            ? downstream.lists.resourceTemplates
+                .filter((template) => !readDenied(extra, namespace, template.uriTemplate))
+                .map((template) => ({ ...template, uriTemplate: exposedResourceUri(owners, namespace, template.uriTemplate) }))
+            : [],
         );
         const page = pageOf('resources/templates/list', templates, listRequest.params?.cursor);
         return { resourceTemplates: page.items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
