@@ -17,9 +17,9 @@ const RESOURCE_SERVER = fileURLToPath(new URL('../fixtures/resource-server.mjs',
 const FIXTURE_ITEMS = 120;
 const DENIED_DOC = 'demo://resource/static/document/features.md';
 
-/** A server-everything entry of bulkhead.yaml, trusted with its results so they compare as sent. */
-function everythingEntry(namespace: string): string {
-  return `  ${namespace}:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n    trust: [annotations, results]\n`;
+/** A server-everything entry of bulkhead.yaml, trusted with its results so they compare as sent (or, untrusted, labelled as data). */
+function everythingEntry(namespace: string, trusted = true): string {
+  return `  ${namespace}:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n${trusted ? '    trust: [annotations, results]\n' : ''}`;
 }
 
 async function connectDirect(): Promise<Client> {
@@ -264,12 +264,13 @@ describe('server-everything and a fixture server behind the gateway', () => {
   });
 });
 
+// everything2 is not trusted with its results: they come wrapped as untrusted data, and its links must stay links.
 describe('two server-everythings behind one gateway', () => {
   let ws: TempWorkspace;
   let gateway: ServerProcess;
 
   beforeAll(async () => {
-    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n${everythingEntry('everything')}${everythingEntry('everything2')}`, '.bulkhead/permissions.yaml': 'allow:\n  - everything\n  - everything2\n' });
+    ws = tempWorkspace({ '.bulkhead/bulkhead.yaml': `servers:\n${everythingEntry('everything')}${everythingEntry('everything2', false)}`, '.bulkhead/permissions.yaml': 'allow:\n  - everything\n  - everything2\n' });
     gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], cwd: ws.root });
   });
   afterAll(async () => {
@@ -309,8 +310,10 @@ describe('two server-everythings behind one gateway', () => {
     );
   });
 
-  it('rewrites the resource links of one of them so that they read from it', async () => {
-    const result = (await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything2__get-resource-links', arguments: { count: 2 } } })) as { content: { type: string; uri?: string }[] };
+  it('rewrites the resource links of the untrusted one so that they read from it, and they stay links', async () => {
+    const result = (await gateway.client.callTool({ name: 'call_tool', arguments: { name: 'everything2__get-resource-links', arguments: { count: 2 } } })) as { content: { type: string; uri?: string; text?: string }[] };
+    expect(result.content.map((block) => block.type)).toEqual(['text', 'resource_link', 'resource_link']);
+    expect(result.content[0]!.text).toMatch(/^<untrusted[\s\S]*Here are 2 resource links[\s\S]*<\/untrusted/);
     const links = result.content.filter((block) => block.type === 'resource_link').map((block) => block.uri!);
     expect(links).toEqual(['bulkhead://everything2/demo://resource/dynamic/blob/1', 'bulkhead://everything2/demo://resource/dynamic/text/2']);
     for (const link of links) expect((await gateway.client.readResource({ uri: link })).contents[0]!.uri).toBe(link);
@@ -319,6 +322,11 @@ describe('two server-everythings behind one gateway', () => {
       content: { type: string; resource?: { uri: string; text?: string } }[];
     };
     const embedded = reference.content.find((block) => block.type === 'resource')!.resource!;
-    expect(embedded).toMatchObject({ uri: 'bulkhead://everything2/demo://resource/dynamic/text/5', text: expect.stringMatching(/^Resource 5: /) });
+    expect(embedded).toMatchObject({ uri: 'bulkhead://everything2/demo://resource/dynamic/text/5', text: expect.stringMatching(/^<untrusted[\s\S]*Resource 5: /) });
+    // Its errors are its words, labelled as data like its results; the contents of its resources are passed as they are.
+    expect(await refusal(gateway.client.readResource({ uri: 'bulkhead://everything2/demo://nowhere' }))).toBe(
+      'MCP error -32602: resources/read of demo://nowhere on everything2 failed with JSON-RPC error -32602:\n' +
+        '<untrusted_external_content source="everything2 (third-party MCP server)">\nMCP error -32602: Resource demo://nowhere not found\n</untrusted_external_content>',
+    );
   });
 });
