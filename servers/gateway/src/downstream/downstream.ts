@@ -335,7 +335,9 @@ export class Downstream {
   async refreshTools(client: Client | undefined = this.client, deadline: number = Date.now() + this.limits.timeoutMs): Promise<void> {
     if (!client) return;
     const generation = ++this.listsStarted;
-    const { items: tools, warning } = await this.readPaged('tools/list', 'tools', (cursor) => client.listTools(cursor ? { cursor } : undefined, { timeout: remaining(deadline) }).then((page) => ({ items: page.tools, nextCursor: page.nextCursor })));
+    // A server that offers only prompts or resources has no tools/list to ask (it answers Method not found).
+    const offersTools = client.getServerCapabilities()?.tools !== undefined;
+    const { items: tools, warning } = !offersTools ? { items: [], warning: undefined } : await this.readPaged('tools/list', 'tools', (cursor) => client.listTools(cursor ? { cursor } : undefined, { timeout: remaining(deadline) }).then((page) => ({ items: page.tools, nextCursor: page.nextCursor })));
     if (client !== this.client || generation < this.listApplied) return;
     this.listApplied = generation;
     this.tools = tools;

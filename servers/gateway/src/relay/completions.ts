@@ -3,7 +3,7 @@ import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { promptCatalogOf } from './prompt-catalog.js';
 import { passedOn, ProtocolError } from './prompt-errors.js';
-import { promptDenial, promptFor } from './prompts.js';
+import { awaitPromptOwner, promptDenial, promptFor } from './prompts.js';
 import { resolveResourceUri } from './resource-names.js';
 
 /** What the specification allows in one completion answer. */
@@ -32,8 +32,9 @@ function resourceDenial(context: RelayContext, extra: UpstreamExtra, namespace: 
 export const completionsRelay: RelayFactory = (context) => {
   const prompts = promptCatalogOf(context);
 
-  const targetOf = (extra: UpstreamExtra, ref: CompleteRequest['params']['ref']): CompletionTarget => {
+  const targetOf = async (extra: UpstreamExtra, ref: CompleteRequest['params']['ref']): Promise<CompletionTarget> => {
     if (ref.type === 'ref/prompt') {
+      await awaitPromptOwner(context, ref.name);
       const found = promptFor(context, prompts, extra, ref.name);
       if (found instanceof ProtocolError) throw found;
       const denied = promptDenial(context, extra, found);
@@ -53,7 +54,7 @@ export const completionsRelay: RelayFactory = (context) => {
   };
 
   const complete = async (request: CompleteRequest, extra: UpstreamExtra): Promise<CompleteResult> => {
-    const { downstream, ref } = targetOf(extra, request.params.ref);
+    const { downstream, ref } = await targetOf(extra, request.params.ref);
     if (downstream.state === 'ready' && !downstream.capabilities?.completions) {
       throw new ProtocolError(ErrorCode.MethodNotFound, `${downstream.namespace} does not offer completions (its server declares no completions capability)`);
     }

@@ -1,7 +1,9 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema, McpError, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import { untrustedErrorMessage } from '@bulkhead/core';
+import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
+import { firstStarts } from './first-starts.js';
 import { gated } from './gated.js';
 import { bareMessage, passedOn, ProtocolError } from './prompt-errors.js';
 import { promptCatalogOf, quarantinedPromptRefusal, type PromptCatalog, type PromptEntry } from './prompt-catalog.js';
@@ -26,11 +28,21 @@ export function promptDenial(context: RelayContext, extra: UpstreamExtra, entry:
   return decided.verdict === 'deny' ? `Permission denied: ${decided.reason}.${decided.remedy ? ` To allow it: ${decided.remedy}.` : ''}` : undefined;
 }
 
+/** The server an exposed prompt name (`<ns>__<name>`) would belong to, if the gateway runs it. */
+function ownerOf(context: RelayContext, name: string): Downstream | undefined {
+  const separator = name.indexOf('__');
+  return separator > 0 ? context.downstreams.get(name.slice(0, separator)) : undefined;
+}
+
+/** A prompt of a server on its first start is waited for, as a tool is: its first attempt is bounded by start_timeout_ms. */
+export async function awaitPromptOwner(context: RelayContext, name: string): Promise<void> {
+  const owner = ownerOf(context, name);
+  if (owner?.firstStarting) await owner.firstAttempt;
+}
+
 /** The owner's reason a prompt name is not known: the server is still starting or down, when it is. */
 function unknownPrompt(context: RelayContext, name: string): string {
-  const separator = name.indexOf('__');
-  const owner = separator > 0 ? context.downstreams.get(name.slice(0, separator)) : undefined;
-  const unavailable = owner?.unavailableReason;
+  const unavailable = ownerOf(context, name)?.unavailableReason;
   return `Unknown prompt ${name}; ${unavailable ? `${unavailable}; ` : ''}prompts/list lists the prompts there are`;
 }
 
@@ -45,15 +57,6 @@ export function promptFor(context: RelayContext, catalog: PromptCatalog, extra: 
   const entry = catalog.get(name);
   if (!entry || (access.namespaceVisible && !access.namespaceVisible(entry.namespace))) return new ProtocolError(ErrorCode.InvalidParams, unknownPrompt(context, name));
   return entry;
-}
-
-/** Bounded wait for servers on their first start, as tools/list waits (list_wait_ms): a client's first look sees their prompts. */
-async function firstStarts(context: RelayContext): Promise<void> {
-  const starting = [...context.downstreams.values()].filter((downstream) => downstream.firstStarting);
-  if (starting.length === 0 || context.config.list_wait_ms === 0) return;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.all(starting.map((downstream) => downstream.firstAttempt)), new Promise((resolve) => (timer = setTimeout(resolve, context.config.list_wait_ms)))]);
-  clearTimeout(timer);
 }
 
 /** A third-party server's JSON-RPC error is its text as much as its prompt is. */
@@ -71,7 +74,8 @@ function untrustedError(error: unknown, entry: PromptEntry, source: string, sign
 export const promptsRelay: RelayFactory = (context) => {
   const catalog = promptCatalogOf(context);
   const reported = new Set<string>();
-  let listed = '';
+  // What was listed last, as JSON: nothing before any server is up.
+  let listed = '[]';
   /** Rebuilds, reports what is new to report, and tells every client when what is listed changed. */
   const changed = () => {
     catalog.invalidate();
@@ -94,6 +98,7 @@ export const promptsRelay: RelayFactory = (context) => {
   }
 
   const get = async (server: Server, extra: UpstreamExtra, name: string, args: Record<string, string> | undefined): Promise<GetPromptResult> => {
+    await awaitPromptOwner(context, name);
     const found = promptFor(context, catalog, extra, name);
     if (found instanceof ProtocolError) {
       context.auditor.recordRejected(name, context.callerOf(server, extra), { name, arguments: args ?? {} }, found.message);
