@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { EVERYTHING, text } from './helpers.js';
-import { startStdioGateway, until, type StdioGateway } from './relay-clients.js';
+import { startHttpGateway, startStdioGateway, until, type HttpGateway, type StdioGateway } from './relay-clients.js';
 
 const PROBE = fileURLToPath(new URL('../fixtures/relay-probe.mjs', import.meta.url));
 
@@ -75,6 +75,40 @@ describe('logging', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(gateway.logs.map((log) => log.level)).toEqual(['critical', 'alert', 'emergency']);
     expect(lines(ws.path('probe/levels.log'))).toEqual(['warning', 'critical']);
+  });
+});
+
+describe('log messages over Streamable HTTP', () => {
+  const NARROW_TOKEN = 'everything-only-token-0123456789';
+  const FULL_TOKEN = 'full-access-token-0123456789ab';
+  let ws: TempWorkspace;
+  let gateway: HttpGateway;
+  beforeAll(async () => {
+    ws = workspace();
+    ws.write('.bulkhead/narrow.token', NARROW_TOKEN);
+    ws.write('.bulkhead/bulkhead.yaml', `${readFileSync(ws.path('.bulkhead/bulkhead.yaml'), 'utf8')}profiles:\n  narrow:\n    namespaces: [everything]\ntokens:\n  - file: narrow.token\n    profile: narrow\n`);
+    gateway = await startHttpGateway(ws.root, { path: ws.write('full.token', FULL_TOKEN), token: FULL_TOKEN });
+  });
+  afterAll(async () => {
+    await gateway.close();
+    ws.cleanup();
+  });
+
+  it("reach the sessions that set a level and whose profile sees the server, never one whose profile hides it", async () => {
+    const full = await gateway.connect();
+    const narrow = await gateway.connect({}, NARROW_TOKEN);
+    const silent = await gateway.connect();
+    await full.client.setLoggingLevel('error');
+    await narrow.client.setLoggingLevel('debug');
+    await full.client.callTool({ name: 'call_tool', arguments: { name: 'probe__emit_logs', arguments: {} } });
+    await until("the probe's last log message", () => full.logs.some((log) => typeof log.data === 'object'));
+    expect(full.logs.map((log) => log.level)).toEqual(['error', 'critical', 'alert', 'emergency', 'error', 'error', 'error']);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Its profile shows everything only; a session that never set a level has no known profile yet.
+    expect(narrow.logs).toEqual([]);
+    expect(silent.logs).toEqual([]);
+    // Servers were sent the most verbose level any session set.
+    expect(lines(ws.path('probe/levels.log'))).toEqual(['error', 'debug']);
   });
 });
 

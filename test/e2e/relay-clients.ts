@@ -93,21 +93,30 @@ export async function startStdioGateway(root: string, side: ClientSide = {}, ext
 
 export interface HttpGateway {
   readonly process: HttpServerProcess;
-  /** A new client connection (session) with `side`, with the token the banner printed. */
-  connect(side?: ClientSide): Promise<TestClient>;
+  /** A new client connection (session) with `side`, with `token` (default: the one the banner printed). */
+  connect(side?: ClientSide, token?: string): Promise<TestClient>;
   close(): Promise<void>;
 }
 
-/** `bulkhead start --root <root> --http 127.0.0.1:0`; its banner's own client session is ended, so only the test's connections are open. */
-export async function startHttpGateway(root: string): Promise<HttpGateway> {
-  const started = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', root] });
+/**
+ * `bulkhead start --root <root> --http 127.0.0.1:0`, with `tokenFile` as --token-file when given
+ * (its token then is the default one); the banner's own client session is ended, so only the
+ * test's connections are open.
+ */
+export async function startHttpGateway(root: string, tokenFile?: { path: string; token: string }): Promise<HttpGateway> {
+  const started = await startHttpServer({
+    script: GATEWAY_CLI,
+    args: ['start', '--root', root, ...(tokenFile ? ['--token-file', tokenFile.path] : [])],
+    ...(tokenFile ? { headers: { authorization: `Bearer ${tokenFile.token}` } } : {}),
+  });
   await (started.client.transport as StreamableHTTPClientTransport).terminateSession();
+  const defaultToken = tokenFile?.token ?? started.token;
   const clients: Client[] = [];
   return {
     process: started,
-    connect: async (side = {}) => {
+    connect: async (side = {}, token = defaultToken) => {
       const connected = testClient(side);
-      const headers = started.token ? { authorization: `Bearer ${started.token}` } : undefined;
+      const headers = token ? { authorization: `Bearer ${token}` } : undefined;
       await connected.client.connect(new StreamableHTTPClientTransport(new URL(started.url), headers ? { requestInit: { headers } } : undefined));
       clients.push(connected.client);
       return connected;

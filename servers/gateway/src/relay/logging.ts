@@ -2,7 +2,9 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { EmptyResultSchema, LoggingLevelSchema, SetLevelRequestSchema, type LoggingLevel, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, neutralizeInvisible, redactText, truncateHeadTail } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
+import type { Access } from '../gateway.js';
 import type { RelayFactory, UpstreamExtra } from './context.js';
+import { connectionExtra } from './server-requests.js';
 
 /** A log line is for a human's log view: a third-party server's longer text is cut, head and tail kept. */
 const MAX_LOG_TEXT_BYTES = 16 * 1024;
@@ -37,10 +39,26 @@ function cleanText(text: string): string {
  * (the SDK's filter of each connection), and the most verbose level that any open connection
  * set is forwarded to every server that logs (one server serves every client), also to a
  * server that comes up later. A server's notifications/message reaches every connection whose
- * level lets it through, its logger named `<ns>` or `<ns>/<its logger>`.
+ * level lets it through and whose profile sees the server, its logger named `<ns>` or
+ * `<ns>/<its logger>`. A Streamable HTTP connection's profile is known from its own setLevel
+ * (a session is bound to its token), so until it sends one it gets no server's log messages:
+ * a profile that hides a server must not hear from it.
  */
 export const loggingRelay: RelayFactory = (context) => {
   const levels = new WeakMap<Server, LoggingLevel>();
+  const accesses = new WeakMap<Server, Access>();
+  const accessOf = (server: Server): Access | undefined => {
+    const known = accesses.get(server);
+    if (known || server.transport?.sessionId !== undefined) return known;
+    // A stdio connection has no token: the gateway's own access is its.
+    const access = context.accessOf(connectionExtra(server, new AbortController().signal));
+    accesses.set(server, access);
+    return access;
+  };
+  const sees = (server: Server, namespace: string): boolean => {
+    const access = accessOf(server);
+    return access !== undefined && (access.namespaceVisible?.(namespace) ?? true);
+  };
   /** The level servers are asked for: the most verbose of those the open connections set. */
   const serverLevel = (): LoggingLevel | undefined => {
     const set = [...context.sessions].flatMap((server) => levels.get(server) ?? []);
@@ -59,7 +77,7 @@ export const loggingRelay: RelayFactory = (context) => {
     const trusted = context.builtins.has(downstream.namespace) || downstream.spec.trust.has('results');
     const logger = params.logger === undefined ? downstream.namespace : `${downstream.namespace}/${trusted ? params.logger : cleanText(params.logger)}`;
     const data = !trusted && typeof params.data === 'string' ? cleanText(params.data) : params.data;
-    for (const server of context.sessions) void server.sendLoggingMessage({ ...params, logger, data }, server.transport?.sessionId).catch(() => undefined);
+    for (const server of [...context.sessions].filter((session) => sees(session, downstream.namespace))) void server.sendLoggingMessage({ ...params, logger, data }, server.transport?.sessionId).catch(() => undefined);
   };
   for (const downstream of context.downstreams.values()) {
     downstream.listeners.notice.add((notice) => {
@@ -77,6 +95,7 @@ export const loggingRelay: RelayFactory = (context) => {
       server.setRequestHandler(SetLevelRequestSchema, async (request, extra) => {
         await sdkHandler?.(request, extra);
         levels.set(server, request.params.level);
+        accesses.set(server, context.accessOf(extra));
         const level = serverLevel() ?? request.params.level;
         await Promise.all([...context.downstreams.values()].filter((downstream) => downstream.state === 'ready').map((downstream) => forward(downstream, level)));
         return {};

@@ -20,7 +20,7 @@ export interface Route {
  * A request context for a connection outside any of its requests: what it sends goes on the
  * connection's own channel (stdio, or the standalone stream of a Streamable HTTP session).
  */
-function connectionExtra(server: Server, signal: AbortSignal): UpstreamExtra {
+export function connectionExtra(server: Server, signal: AbortSignal): UpstreamExtra {
   return {
     signal,
     requestId: 0,
