@@ -1,16 +1,18 @@
 import { symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Root } from '@modelcontextprotocol/sdk/types.js';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { text } from './helpers.js';
-import { startStdioGateway, until, type StdioGateway } from './relay-clients.js';
+import { startHttpGateway, startStdioGateway, until, type HttpGateway, type StdioGateway, type TestClient } from './relay-clients.js';
 
 const require = createRequire(import.meta.url);
 /** The reference filesystem server from npm, started with no folder: it relies on MCP roots for what it may touch. */
 const SERVER_FILESYSTEM = join(dirname(require.resolve('@modelcontextprotocol/server-filesystem/package.json')), 'dist', 'index.js');
+
+const PROBE = fileURLToPath(new URL('../fixtures/relay-probe.mjs', import.meta.url));
 
 /** A folder with the gateway's root `proj` (its control plane inside) and a sibling `outside` the gateway does not serve. */
 function workspace(): TempWorkspace {
@@ -98,5 +100,30 @@ describe('server-filesystem from a client with roots of its own', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await allowed(gateway)).toBe(`Allowed directories:\n${ws.path('proj')}`);
     expect(await read(gateway, ws.path('outside/secret.txt'))).toContain('Access denied - path outside allowed directories');
+  });
+});
+
+describe('roots/list during a tool call, over Streamable HTTP', () => {
+  let ws: TempWorkspace;
+  let gateway: HttpGateway;
+  beforeAll(async () => {
+    ws = workspace();
+    ws.write('proj/.bulkhead/bulkhead.yaml', `servers:\n  probe:\n    command: ${process.execPath}\n    args: [${PROBE}, ${ws.mkdir('probe')}]\n    trust: [results]\n`);
+    ws.write('proj/.bulkhead/permissions.yaml', 'approval_wait_ms: 0\nallow:\n  - "probe:*"\n');
+    gateway = await startHttpGateway(ws.path('proj'));
+  });
+  afterAll(async () => {
+    await gateway.close();
+    ws.cleanup();
+  });
+
+  const listed = async (client: TestClient) => JSON.parse(text(await client.client.callTool({ name: 'call_tool', arguments: { name: 'probe__list_roots', arguments: {} } }))) as Root[];
+
+  it("is answered for the client whose call asks: its own roots narrowed, or the gateway's for a client without roots", async () => {
+    const narrow = await gateway.connect({ roots: () => [root(ws.path('proj/sub'), 'sub'), root(ws.path('outside'))] });
+    const plain = await gateway.connect();
+    expect(await listed(narrow)).toEqual([root(ws.path('proj/sub'), 'sub')]);
+    expect(await listed(plain)).toEqual([root(ws.path('proj'), 'proj')]);
+    expect(narrow.requests.map((request) => request.method)).toEqual(['roots/list']);
   });
 });
