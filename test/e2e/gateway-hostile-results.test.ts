@@ -128,8 +128,9 @@ describe('third-party results are data (issue 16 item 3)', () => {
     expect(structured.text).toBe(wrapped('hostile', '{"owner":"octo\\u{202E}cat","token":"[REDACTED]","nested":{"list":["[REDACTED]",7,true,null]}}'));
     const resources = await call('hostile__resources');
     expect(resources.result.content).toEqual([
-      { type: 'resource_link', uri: 'file:///notes.md', name: 'notes\\u{200B}.md', description: wrapped('hostile', `${DEFUSED_CLOSE} ${INJECTION}`) },
-      { type: 'resource', resource: { uri: 'file:///config.txt', mimeType: 'text/plain', text: wrapped('hostile', `${INJECTION} [REDACTED]`) } },
+      // The server lists no such resources: their URIs name it, so that a read goes to it (bulkhead://<ns>/<uri>).
+      { type: 'resource_link', uri: 'bulkhead://hostile/file:///notes.md', name: 'notes\\u{200B}.md', description: wrapped('hostile', `${DEFUSED_CLOSE} ${INJECTION}`) },
+      { type: 'resource', resource: { uri: 'bulkhead://hostile/file:///config.txt', mimeType: 'text/plain', text: wrapped('hostile', `${INJECTION} [REDACTED]`) } },
       { type: 'image', mimeType: 'image/png', data: Buffer.from('not really a png').toString('base64') },
     ]);
   });
