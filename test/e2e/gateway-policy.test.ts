@@ -174,7 +174,7 @@ describe('output caps on third-party results', () => {
     expect(blocks[1]).toEqual({ type: 'text', text: "[image image/png of 12.0 MiB omitted: over this result's cap of 6.0 MiB for images, audio and binary data]" });
 
     const blob = await call('big:large_blob');
-    expect(blob.content).toEqual([{ type: 'text', text: "[resource file:///dump.bin of 12.0 MiB omitted: over this result's cap of 6.0 MiB for images, audio and binary data]" }]);
+    expect(blob.content).toEqual([{ type: 'text', text: "[resource bulkhead://big/file:///dump.bin of 12.0 MiB omitted: over this result's cap of 6.0 MiB for images, audio and binary data]" }]);
   });
 
   it('stops a server whose reply is past the message limit, and the gateway goes on', async () => {
