@@ -6,6 +6,7 @@
 // and URIs made to reach a server they do not name.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema, type ReadResourceResult, type Resource, type ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
@@ -261,6 +262,21 @@ describe('server-everything and a fixture server behind the gateway', () => {
     await call('fixture__touch', { uris: ['fixture://item/4'] });
     await expect.poll(() => notices.updated).toEqual(['fixture://item/4']);
     expect((await listResources(gateway.client)).items.length).toBe(6 + FIXTURE_ITEMS + 2);
+  });
+
+  it('tells of a resource server-everything adds while up, and its link reads back', async () => {
+    const before = notices.listChanged();
+    const result = (await call('everything__gzip-file-as-resource', { name: 'hello.gz', data: 'data:text/plain;base64,aGVsbG8=', outputType: 'resourceLink' })) as { content: { type: string; uri?: string }[] };
+    const link = result.content.find((block) => block.type === 'resource_link')!.uri!;
+    // Either form reads from everything: bulkhead://everything/… when the result came before the server's list_changed was read.
+    const forms = ['demo://resource/session/hello.gz', 'bulkhead://everything/demo://resource/session/hello.gz'];
+    expect(forms).toContain(link);
+    const content = (await gateway.client.readResource({ uri: link })).contents[0]!;
+    expect(content.mimeType).toBe('application/gzip');
+    expect(gunzipSync(Buffer.from((content as { blob: string }).blob, 'base64')).toString()).toBe('hello');
+    expect(forms).toContain(content.uri);
+    await expect.poll(() => notices.listChanged()).toBeGreaterThan(before);
+    expect((await listResources(gateway.client)).items.map((resource) => resource.uri)).toContain('demo://resource/session/hello.gz');
   });
 });
 
