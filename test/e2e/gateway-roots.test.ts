@@ -22,6 +22,7 @@ function workspace(): TempWorkspace {
     'proj/notes.txt': 'notes in the root\n',
     'proj/sub/deep.txt': 'deep in sub\n',
     'outside/secret.txt': 'not for the gateway\n',
+    'proj_evil/secret.txt': 'a look-alike of the root beside it\n',
   });
   symlinkSync(ws.path('outside'), ws.path('proj/link'));
   return ws;
@@ -71,7 +72,7 @@ describe('server-filesystem from a client with roots of its own', () => {
   let roots: Root[] = [];
   beforeAll(async () => {
     ws = workspace();
-    roots = [root(ws.path('proj/sub'), 'sub'), root(ws.path('outside')), root(ws.path('proj/link')), { uri: 'https://example.com/', name: 'web' }, root(ws.path('proj/gone'))];
+    roots = [root(ws.path('proj/sub'), 'sub'), root(ws.path('outside')), root(ws.path('proj_evil')), root(ws.path('proj/link')), { uri: 'https://example.com/', name: 'web' }, root(ws.path('proj/gone'))];
     gateway = await startStdioGateway(ws.path('proj'), { roots: () => roots });
   });
   afterAll(async () => {
@@ -79,11 +80,12 @@ describe('server-filesystem from a client with roots of its own', () => {
     ws.cleanup();
   });
 
-  it('is limited to the client roots inside the gateway root; one outside it, a symlink out, a missing folder and a non-file root are not passed on', async () => {
+  it('is limited to the client roots inside the gateway root; one outside it, a look-alike beside it, a symlink out, a missing folder and a non-file root are not passed on', async () => {
     await allowedBecomes(gateway, `Allowed directories:\n${ws.path("proj/sub")}`);
     expect(await read(gateway, ws.path('proj/sub/deep.txt'))).toBe('deep in sub\n');
     expect(await read(gateway, ws.path('proj/notes.txt'))).toContain('Access denied - path outside allowed directories');
     expect(await read(gateway, ws.path('outside/secret.txt'))).toContain('Access denied - path outside allowed directories');
+    expect(await read(gateway, ws.path('proj_evil/secret.txt'))).toContain('Access denied - path outside allowed directories');
   });
 
   it("follows the client's roots/list_changed, and a client root wider than the gateway's gives the gateway's", async () => {

@@ -1,5 +1,5 @@
 import { realpathSync } from 'node:fs';
-import { basename, isAbsolute, relative } from 'node:path';
+import { basename, isAbsolute, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, McpError, RootsListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
@@ -18,7 +18,8 @@ const ClientRootsSchema = z.object({ roots: z.array(z.object({ uri: z.string(), 
 /** `folder` is `root` or inside it. */
 function within(folder: string, root: string): boolean {
   const path = relative(root, folder);
-  return path === '' || (!path.startsWith('..') && !isAbsolute(path));
+  // `..` as a whole first segment, not a prefix: a folder named `..notes` inside the root is inside.
+  return path === '' || (path !== '..' && !path.startsWith(`..${sep}`) && !isAbsolute(path));
 }
 
 /** The real path of a folder a root names, or undefined when it names none (not `file:`, not a path, gone). */
