@@ -115,7 +115,10 @@ export const resourcesRelay: RelayFactory = (context) => {
       if (downstream.state !== 'ready') return;
       await downstream
         .request({ method: 'resources/unsubscribe', params: { uri: resource.uri } }, EmptyResultSchema, { signal: new AbortController().signal, timeoutMs: context.config.call_timeout_ms })
-        .catch((error: unknown) => context.report(`${resource.namespace}: its resources/unsubscribe of ${resource.uri} failed (${errorMessage(error)})`));
+        .catch((error: unknown) => {
+          // The gateway closing lets go of every subscription as it stops its servers: nothing to report then.
+          if (downstream.state !== 'stopped') context.report(`${resource.namespace}: its resources/unsubscribe of ${resource.uri} failed (${errorMessage(error)})`);
+        });
     },
   });
 
