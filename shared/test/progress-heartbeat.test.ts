@@ -11,6 +11,7 @@ import {
   PermissionGate,
   PROGRESS_EVERY_MS,
   PROGRESS_REPORT_GAP_MS,
+  RELAY_PROGRESS_EVERY_MS,
   serverPolicySchema,
   startProgress,
   textReply,
@@ -148,6 +149,23 @@ describe('CallProgress on its own', () => {
       { progress: 3, message: 'write_file: writing' },
       { progress: 4, message: 'write_file: running for 6 s' },
     ]);
+    progress.stop();
+  });
+
+  it("beats after the relay's longer silence when given it, so a relay never speaks between a built-in's 3 s beats", async () => {
+    vi.useFakeTimers();
+    const { sent, send } = recorder();
+    const progress = new CallProgress('shell:run_shell', send, new AbortController().signal, RELAY_PROGRESS_EVERY_MS);
+    for (let beat = 1; beat <= 3; beat++) {
+      await vi.advanceTimersByTimeAsync(PROGRESS_EVERY_MS);
+      progress.report(`run_shell: running for ${beat * 3} s`);
+    }
+    expect(sent.map((s) => s.message)).toEqual(['run_shell: running for 3 s', 'run_shell: running for 6 s', 'run_shell: running for 9 s']);
+    // The server fell silent: the relay fills the silence itself, 4 s after the last word.
+    await vi.advanceTimersByTimeAsync(RELAY_PROGRESS_EVERY_MS - 1);
+    expect(sent).toHaveLength(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(sent[3]).toEqual({ progress: 4, message: 'shell:run_shell: running for 13 s' });
     progress.stop();
   });
 

@@ -40,7 +40,7 @@ import {
   type ToolServer,
 } from '@bulkhead/core';
 import { relayedProgress } from './progress-relay.js';
-import { protectedArgumentRefusal, startProgress, ToolError, untrustedErrorMessage, untrustedResult } from '@bulkhead/core';
+import { protectedArgumentRefusal, RELAY_PROGRESS_EVERY_MS, startProgress, ToolError, untrustedErrorMessage, untrustedResult } from '@bulkhead/core';
 import { Catalog, type CatalogEntry } from './catalog.js';
 import type { HooksConfig } from './config/hooks.js';
 import { Hooks } from './hooks.js';
@@ -378,7 +378,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'> & { readonly server: Server }, gate: GateMode): Promise<CallToolResult> => {
     const preview = dryRunPreview(entry, call.signal);
     // One counter per client request, whoever speaks (the desk while the call waits, then the server); and a heartbeat while both are silent.
-    const progress = startProgress(call.extra, entry.qualified, call.signal);
+    const progress = startProgress(call.extra, entry.qualified, call.signal, RELAY_PROGRESS_EVERY_MS);
     const state: CallState = {
       ...(progress ? { progress } : {}),
       target: {

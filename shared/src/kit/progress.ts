@@ -7,6 +7,12 @@ import type { ServerNotification, ServerRequest } from '@modelcontextprotocol/sd
  */
 export const PROGRESS_EVERY_MS = 3000;
 
+/**
+ * The silence a relay (the gateway) fills: longer than a built-in's own interval, so the gateway
+ * beats only for a server that sends no progress, never between a built-in's beats.
+ */
+export const RELAY_PROGRESS_EVERY_MS = PROGRESS_EVERY_MS + 1000;
+
 /** A tool's own reports closer together than this wait, the newest replacing the older: a tool may report per file without flooding its client. */
 export const PROGRESS_REPORT_GAP_MS = 1000;
 
@@ -39,18 +45,22 @@ export class CallProgress implements ProgressPhases {
   private readonly startedAt = Date.now();
   private readonly onAbort = () => this.stop();
 
-  /** `label` opens the heartbeat's words: the tool as its client knows it (`run_shell: running for 12 s`). */
+  /**
+   * `label` opens the heartbeat's words: the tool as its client knows it (`run_shell: running for
+   * 12 s`). `everyMs` is the silence a heartbeat fills.
+   */
   constructor(
     readonly label: string,
     private readonly send: ProgressSend,
     private readonly signal: AbortSignal,
+    private readonly everyMs: number = PROGRESS_EVERY_MS,
   ) {
     if (signal.aborted) {
       this.stopped = true;
       return;
     }
     signal.addEventListener('abort', this.onAbort, { once: true });
-    this.schedule(PROGRESS_EVERY_MS);
+    this.schedule(this.everyMs);
   }
 
   /** The speaker's own news, sent as it is (throttled to one per PROGRESS_REPORT_GAP_MS, the newest kept). */
@@ -99,7 +109,7 @@ export class CallProgress implements ProgressPhases {
     this.unsent = undefined;
     this.sent++;
     this.send(this.sent, message).catch(() => undefined);
-    this.schedule(PROGRESS_EVERY_MS);
+    this.schedule(this.everyMs);
   }
 
   private schedule(ms: number): void {
@@ -114,8 +124,8 @@ export class CallProgress implements ProgressPhases {
  * The progress of a call whose request asked for it (a progress token), started now; undefined
  * for a request without a token, which gets no progress at all.
  */
-export function startProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotification>, label: string, signal: AbortSignal): CallProgress | undefined {
+export function startProgress(extra: RequestHandlerExtra<ServerRequest, ServerNotification>, label: string, signal: AbortSignal, everyMs: number = PROGRESS_EVERY_MS): CallProgress | undefined {
   const progressToken = extra._meta?.progressToken;
   if (progressToken === undefined) return undefined;
-  return new CallProgress(label, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }), signal);
+  return new CallProgress(label, (progress, message) => extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message } }), signal, everyMs);
 }
