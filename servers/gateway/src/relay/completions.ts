@@ -1,13 +1,17 @@
 import { CompleteRequestSchema, CompleteResultSchema, ErrorCode, type CompleteRequest, type CompleteResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { promptCatalogOf } from './prompt-catalog.js';
 import { passedOn, ProtocolError } from './prompt-errors.js';
 import { awaitPromptOwner, promptDenial, promptFor } from './prompts.js';
-import { resolveResourceUri } from './resource-names.js';
+import { gatewayUri, resolveResource } from './resource-names.js';
 
 /** What the specification allows in one completion answer. */
 export const MAX_COMPLETION_VALUES = 100;
+
+/** A server's answer read with any number of values, so that one over the limit is cut to it rather than refused. */
+const ServerCompleteResultSchema = CompleteResultSchema.extend({ completion: CompleteResultSchema.shape.completion.extend({ values: z.array(z.string()) }) });
 
 /** Where a completion goes: the owning server and the ref in its own names. */
 interface CompletionTarget {
@@ -44,8 +48,11 @@ export const completionsRelay: RelayFactory = (context) => {
     const access = context.accessOf(extra);
     // Only the servers the caller's profile sees: a URI another one offers too is not ambiguous to this caller.
     const visible = new Map([...context.downstreams].filter(([namespace]) => !access.namespaceVisible || access.namespaceVisible(namespace)));
-    const owner = resolveResourceUri(visible, ref.uri);
-    if (!owner) {
+    const owner = resolveResource(visible, ref.uri);
+    if (owner.kind === 'ambiguous') {
+      throw new ProtocolError(ErrorCode.InvalidParams, `${ref.uri} is offered by ${owner.namespaces.join(' and ')}; name one as ${gatewayUri(owner.namespaces[0]!, ref.uri)}, as resources/templates/list does`);
+    }
+    if (owner.kind !== 'found') {
       throw new ProtocolError(ErrorCode.InvalidParams, `Unknown resource or resource template ${ref.uri}; resources/list and resources/templates/list list the ones there are`);
     }
     const denied = resourceDenial(context, extra, owner.namespace, owner.uri);
@@ -59,13 +66,13 @@ export const completionsRelay: RelayFactory = (context) => {
       throw new ProtocolError(ErrorCode.MethodNotFound, `${downstream.namespace} does not offer completions (its server declares no completions capability)`);
     }
     const result = await downstream
-      .request({ method: 'completion/complete', params: { ...request.params, ref } }, CompleteResultSchema, { signal: extra.signal, timeoutMs: context.config.call_timeout_ms }, 'completion/complete')
+      .request({ method: 'completion/complete', params: { ...request.params, ref } }, ServerCompleteResultSchema, { signal: extra.signal, timeoutMs: context.config.call_timeout_ms }, 'completion/complete')
       .catch((error: unknown) => {
         throw passedOn(error);
       });
     const values = result.completion.values;
-    if (values.length <= MAX_COMPLETION_VALUES) return result;
-    return { ...result, completion: { ...result.completion, values: values.slice(0, MAX_COMPLETION_VALUES), hasMore: true } };
+    if (values.length <= MAX_COMPLETION_VALUES) return result as CompleteResult;
+    return { ...result, completion: { ...result.completion, values: values.slice(0, MAX_COMPLETION_VALUES), hasMore: true } } as CompleteResult;
   };
 
   return {
