@@ -12,8 +12,6 @@ export interface Route {
   readonly extra: UpstreamExtra;
   /** The audit log's caller. */
   readonly caller: string;
-  /** The tool call it serves, qualified; undefined when none was under way. */
-  readonly during?: string;
 }
 
 /**
@@ -48,7 +46,7 @@ export function routeOf(context: RelayContext, downstream: Downstream, method: s
       `${method} from ${downstream.namespace} was refused: tool calls of ${connections.size} client connections are under way on ${downstream.namespace}, and the request does not say which one it serves. Try again when only one client is calling ${downstream.namespace}.`,
     );
   const call = calls[0];
-  if (call) return { server: call.server, extra: call.extra, caller: call.caller, during: call.qualifiedName };
+  if (call) return { server: call.server, extra: call.extra, caller: call.caller };
   if (context.sessions.size !== 1) return undefined;
   const [server] = [...context.sessions] as [Server];
   if (outsideCalls === 'stdio' && server.transport?.sessionId !== undefined) return undefined;
