@@ -107,7 +107,7 @@ describe('server-everything and a fixture server behind the gateway', () => {
     ws = tempWorkspace({
       '.bulkhead/bulkhead.yaml':
         `restart:\n  initial_delay_ms: 100\nservers:\n${everythingEntry('everything')}  fixture:\n    command: ${process.execPath}\n    args: [${RESOURCE_SERVER}, '${FIXTURE_ITEMS}']\n    trust: [results]\n`,
-      '.bulkhead/permissions.yaml': `allow:\n  - fixture\n  - everything\ndeny:\n  - everything:resources/read(${DENIED_DOC})\n  - fixture:resources/subscribe(fixture://item/9)\n`,
+      '.bulkhead/permissions.yaml': `allow:\n  - fixture\n  - everything\ndeny:\n  - everything:resources/read(${DENIED_DOC})\n  - fixture:resources/subscribe(fixture://item/9)\nask:\n  - fixture:resources/read(fixture://item/13)\n`,
     });
     [gateway, direct] = await Promise.all([startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root], cwd: ws.root }), connectDirect()]);
     notices = collect(gateway.client);
@@ -174,6 +174,10 @@ describe('server-everything and a fixture server behind the gateway', () => {
   it('refuses a read a deny rule names, and writes each read in the audit log', async () => {
     expect(await refusal(gateway.client.readResource({ uri: DENIED_DOC }))).toBe(
       `MCP error -32600: MCP error -32600: Permission denied: everything:resources/read is denied by ${ws.path('.bulkhead/permissions.yaml')} line 5 (\`everything:resources/read(${DENIED_DOC})\`). To allow it: remove or narrow that deny entry.`,
+    );
+    // ask has no confirmation prompt for a read: it is refused with what would allow it (an allow entry would not: ask wins over allow).
+    expect(await refusal(gateway.client.readResource({ uri: 'fixture://item/13' }))).toBe(
+      `MCP error -32600: MCP error -32600: Permission denied: fixture:resources/read must be confirmed: ${ws.path('.bulkhead/permissions.yaml')} line 8 lists it under ask (\`fixture:resources/read(fixture://item/13)\`), and resources/read has no confirmation prompt. To allow it: move it from ask to allow in ${ws.path('.bulkhead/permissions.yaml')}.`,
     );
     await gateway.client.readResource({ uri: 'demo://resource/static/document/startup.md' });
     const lines = auditLines(ws);

@@ -7,8 +7,8 @@ import type { RelayContext, UpstreamExtra } from './context.js';
  * One MCP operation besides a tool call, as the permission policy and the audit log see it. Its
  * qualified name is `<namespace>:<method>` (everything:resources/read): the `/` cannot occur in a
  * tool's name, so no tool can be mistaken for it, and `everything:*` (every tool of a server) does
- * not reach it; `everything:**` does. The subject argument is what a bare `(glob)` in a rule matches
- * (`everything:resources/read(test://static/**)`).
+ * not reach it; `everything:*/*` (every such operation of it) and `everything:resources/*` do. The
+ * subject argument is what a bare `(glob)` in a rule matches (`everything:resources/read(test://static/**)`).
  */
 export interface GatedOperation {
   readonly namespace: string;
@@ -55,7 +55,7 @@ export async function gated<T>(context: RelayContext, requester: Requester, oper
       decided.verdict === 'deny'
         ? `Permission denied: ${decided.reason}.${decided.remedy ? ` To allow it: ${decided.remedy}.` : ''}`
         : decided.verdict === 'ask'
-          ? `Permission denied: ${decided.reason}, and ${operation.method} has no confirmation prompt. To allow it: add \`${qualifiedName}\` under allow: in ${gate.permissions.file}.`
+          ? `Permission denied: ${decided.reason}, and ${operation.method} has no confirmation prompt. To allow it: ${decided.remedy ?? `add \`${qualifiedName}\` under allow: in ${gate.permissions.file}`}.`
           : operation.needsAllowEntry && decided.from !== 'allow'
             ? `Permission denied: ${qualifiedName} runs only when an allow: entry names it (${decided.reason}). To allow it: add \`${qualifiedName}\` under allow: in ${gate.permissions.file}.`
             : undefined;
