@@ -7,7 +7,7 @@ import type { RelayContext, UpstreamExtra } from './context.js';
  * One MCP operation besides a tool call, as the permission policy and the audit log see it. Its
  * qualified name is `<namespace>:<method>` (everything:resources/read): the `/` cannot occur in a
  * tool's name, so no tool can be mistaken for it, and `everything:*` (every tool of a server) does
- * not reach it; `everything:*/*` (every such operation of it) and `everything:resources/*` do. The
+ * not reach it; a glob over the method, such as `everything:resources/*`, does. The
  * subject argument is what a bare `(glob)` in a rule matches (`everything:resources/read(test://static/**)`).
  */
 export interface GatedOperation {
