@@ -79,6 +79,11 @@ describe('resources over HTTP, shared by several clients', () => {
       'MCP error -32602: MCP error -32602: Unknown resource fixture://item/1: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
     );
     expect(await subscribedOnFixture()).toBe('[]');
+    // The fs compartment offers no resources: a read by its bulkhead:// form goes to it, and it answers as it does to any client.
+    expect(await refusal(narrow.readResource({ uri: 'bulkhead://fs/file:///etc/passwd' }))).toBe('MCP error -32601: Method not found');
+    expect(await refusal(narrow.subscribeResource({ uri: 'bulkhead://fs/file:///etc/passwd' }))).toBe(
+      'MCP error -32600: MCP error -32600: fs does not offer resource subscriptions (it did not declare resources.subscribe), so bulkhead://fs/file:///etc/passwd cannot be subscribed to',
+    );
     const audit = readFileSync(ws.path('.bulkhead/audit/gateway.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { tool: string; args: { uri?: string }; outcome: string });
     expect(audit.filter((line) => line.tool.startsWith('gateway:resources/')).map((line) => `${line.tool} ${line.args.uri} ${line.outcome}`)).toEqual([
       'gateway:resources/read demo://resource/static/document/features.md error',
