@@ -245,14 +245,23 @@ describe('server-everything and a fixture server behind the gateway', () => {
     notices.updated.length = 0;
   });
 
-  it('relays the updates server-everything sends for a subscribed resource', async () => {
+  it('relays the updates server-everything sends for a subscribed resource, and none after unsubscribing', async () => {
     const uri = 'demo://resource/static/document/startup.md';
+    const marker = 'demo://resource/static/document/structure.md';
     await gateway.client.subscribeResource({ uri });
-    // It sends an update for each subscribed URI at once, then every 5 s.
+    // It sends an update for each subscribed URI at once, then every 5 s while on.
     expect(text(await call('everything__toggle-subscriber-updates'))).toMatch(/^Started simulated resource updated notifications/);
-    await expect.poll(() => notices.updated).toContain(uri);
+    await expect.poll(() => notices.updated).toEqual([uri]);
     expect(text(await call('everything__toggle-subscriber-updates'))).toMatch(/^Stopped simulated resource updates/);
     await gateway.client.unsubscribeResource({ uri });
+    await gateway.client.subscribeResource({ uri: marker });
+    notices.updated.length = 0;
+    // It walks its subscriptions in the order they were first made: had `uri` still been subscribed, its update would come first.
+    await call('everything__toggle-subscriber-updates');
+    await expect.poll(() => notices.updated).toContain(marker);
+    await call('everything__toggle-subscriber-updates');
+    expect(notices.updated.filter((updated) => updated === uri)).toEqual([]);
+    await gateway.client.unsubscribeResource({ uri: marker });
     notices.updated.length = 0;
   });
 
