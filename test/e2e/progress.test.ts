@@ -1,0 +1,161 @@
+// Progress from every long built-in call, as a user meets it: an SDK client with its default 60 s
+// request timeout calls `run_shell "sleep 65"` through the real gateway over stdio. With
+// resetTimeoutOnProgress the heartbeat keeps it waiting and the call succeeds; without, the same
+// call ends in the SDK's own `Request timed out` (so the test can fail). Both run at once, beside
+// a grep over a generated tree (its own words) and a call held for approval (the desk's progress,
+// then the shell's heartbeat, on one counter); then a compartment served alone beats too.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { LoggingMessageNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { decide, ID } from './approvals-helpers.js';
+import { EVERYTHING_ENTRY, GATEWAY_CLI, SHELL_CLI, text } from './helpers.js';
+
+/** The SDK client's DEFAULT_REQUEST_TIMEOUT_MSEC: no test passes a timeout of its own. */
+const SDK_DEFAULT_TIMEOUT_MS = 60_000;
+
+function strictlyIncreasing(values: readonly number[]): boolean {
+  return values.every((value, i) => i === 0 || value > values[i - 1]!);
+}
+
+/** Errors the client reports besides a call's own: progress for a request that already ended shows up here. */
+function clientErrors(client: Client): Error[] {
+  const errors: Error[] = [];
+  client.onerror = (error) => errors.push(error);
+  return errors;
+}
+
+// One gateway and one compartment, started once; the tests run at once, so the file takes about the 65 s of its longest.
+describe.concurrent('progress from long built-in calls, over stdio', () => {
+  let ws: TempWorkspace;
+  let gateway: ServerProcess;
+  let errors: Error[];
+  let notices: string[];
+  let alone: TempWorkspace;
+  let shell: ServerProcess;
+
+  beforeAll(async () => {
+    // What a user writes to turn the shell on behind the gateway. The default autonomy (supervised)
+    // allows `sleep`, a read-only command (low risk); the ask line holds one exact command for a
+    // human, so a call waits for approval and then runs long enough for the shell's heartbeat.
+    ws = tempWorkspace({
+      '.bulkhead/bulkhead.yaml': `servers:\n  fs: {}\n  shell: {}\n${EVERYTHING_ENTRY}`,
+      '.bulkhead/shell_policy.yaml': 'enabled: true\n',
+      '.bulkhead/permissions.yaml': 'approval_wait_ms: 20000\nask:\n  - shell:run_shell(sleep 4.5)\n',
+    });
+    // A tree for grep: 40 folders of 100 files, every tenth one matching.
+    for (let d = 0; d < 40; d++) {
+      mkdirSync(ws.path(`tree/d${d}`), { recursive: true });
+      for (let f = 0; f < 100; f++) writeFileSync(ws.path(`tree/d${d}/f${f}.txt`), f % 10 === 0 ? `line\nneedle ${d}-${f}\n` : 'hay\n'.repeat(50));
+    }
+    gateway = await startStdioServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root] });
+    errors = clientErrors(gateway.client);
+    notices = [];
+    gateway.client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+      notices.push(String(notification.params.data));
+    });
+    // The shell's compartment served alone, as a Claude Desktop entry starts it.
+    alone = tempWorkspace({ '.bulkhead/shell_policy.yaml': 'enabled: true\n' });
+    shell = await startStdioServer({ script: SHELL_CLI, args: ['--root', alone.root] });
+  });
+
+  afterAll(async () => {
+    await gateway?.close();
+    await shell?.close();
+    ws?.cleanup();
+    alone?.cleanup();
+  });
+
+  const runShell = (command: string, options: { onprogress: (update: Progress) => void; resetTimeoutOnProgress?: boolean }) =>
+    gateway.client.callTool({ name: 'call_tool', arguments: { name: 'shell:run_shell', arguments: { command } } }, undefined, options);
+
+  it('keeps run_shell "sleep 65" alive past the client\'s 60 s timeout with resetTimeoutOnProgress, and the same call without it times out', { timeout: 120_000 }, async ({ expect }) => {
+    const kept: Progress[] = [];
+    const dropped: Progress[] = [];
+    const started = Date.now();
+    const [alive, timedOut] = await Promise.allSettled([
+      runShell('sleep 65', { onprogress: (update) => kept.push(update), resetTimeoutOnProgress: true }),
+      runShell('sleep 65', { onprogress: (update) => dropped.push(update) }),
+    ]);
+    expect(Date.now() - started).toBeGreaterThan(SDK_DEFAULT_TIMEOUT_MS);
+
+    expect(alive.status).toBe('fulfilled');
+    const result = (alive as PromiseFulfilledResult<Awaited<ReturnType<typeof runShell>>>).value;
+    expect(result.isError).toBeFalsy();
+    expect(text(result)).toMatch(/^\(no output\)\n\[exit code 0 · 6[5-9]\.\d+ s\]$/);
+    expect(timedOut.status).toBe('rejected');
+    expect(String((timedOut as PromiseRejectedResult).reason)).toMatch(/^McpError: MCP error -32001: Request timed out$/);
+
+    // The shell's heartbeat, relayed on the gateway's counter for each request.
+    for (const updates of [kept, dropped]) {
+      expect(strictlyIncreasing(updates.map((update) => update.progress))).toBe(true);
+      expect(updates.every((update) => update.total === undefined && /^(shell:)?run_shell: running for \d+ s$/.test(update.message ?? ''))).toBe(true);
+    }
+    expect(kept.length).toBeGreaterThanOrEqual(15);
+    expect(kept[0]).toEqual({ progress: 1, message: 'run_shell: running for 3 s' });
+    // The one that timed out heard progress too: the reset, not the progress, is what kept the other.
+    expect(dropped.length).toBeGreaterThanOrEqual(10);
+    expect(dropped.length).toBeLessThan(kept.length);
+    // Nothing came after either request ended (the SDK client reports progress for an unknown token as an error).
+    expect(errors.map((error) => error.message)).toEqual([]);
+  });
+
+  it('relays grep\'s own words: the matching files found so far', async ({ expect }) => {
+    const updates: Progress[] = [];
+    const result = await gateway.client.callTool({ name: 'fs__grep', arguments: { pattern: 'needle', path: 'tree' } }, undefined, { onprogress: (update) => updates.push(update) });
+    expect(text(result).split('\n').filter((line) => line.startsWith('tree/'))).toHaveLength(250);
+    expect(updates.length).toBeGreaterThanOrEqual(1);
+    expect(updates[0]!.progress).toBe(1);
+    expect(updates[0]!.message).toMatch(/^grep: \d+ matching files? so far in tree$/);
+    expect(strictlyIncreasing(updates.map((update) => update.progress))).toBe(true);
+  });
+
+  it("renumbers a third-party server's progress on the request's counter and keeps its own count as words", async ({ expect }) => {
+    const updates: Progress[] = [];
+    const result = await gateway.client.callTool(
+      { name: 'call_tool', arguments: { name: 'everything:trigger-long-running-operation', arguments: { duration: 6, steps: 4 } } },
+      undefined,
+      { onprogress: (update) => updates.push(update) },
+    );
+    expect(text(result)).toBe('Long running operation completed. Duration: 6 seconds, Steps: 4.');
+    // server-everything sends progress 1…4 with total 4 and no message, every 1.5 s: never 4 s of silence for the gateway to fill.
+    expect(updates).toEqual([1, 2, 3, 4].map((step) => ({ progress: step, message: `everything:trigger-long-running-operation: ${step} of 4` })));
+  });
+
+  it('numbers the desk\'s progress while a call waits for approval and the shell\'s heartbeat after it on one counter', async ({ expect }) => {
+    const updates: Progress[] = [];
+    const call = runShell('sleep 4.5', { onprogress: (update) => updates.push(update), resetTimeoutOnProgress: true });
+    // The gateway's notice of the held call names its approval (server-everything logs beside it).
+    const announced = new RegExp(`^shell:run_shell waits for a human's approval \\(approval (${ID})\\)`);
+    await expect.poll(() => notices.some((notice) => announced.test(notice)), { timeout: 15_000, interval: 20 }).toBe(true);
+    const id = announced.exec(notices.find((notice) => announced.test(notice))!)![1]!;
+    await expect.poll(() => updates.length, { timeout: 10_000, interval: 50 }).toBeGreaterThanOrEqual(2);
+    await decide(ws.path('.bulkhead'), id, 'once');
+    const result = await call;
+    expect(result.isError).toBeFalsy();
+    const waiting = updates.filter((update) => update.message?.startsWith(`waiting for approval ${id}… (`));
+    const running = updates.filter((update) => /^run_shell: running for \d+ s$/.test(update.message ?? ''));
+    expect(waiting.length).toBeGreaterThanOrEqual(2);
+    expect(running.length).toBeGreaterThanOrEqual(1);
+    expect(updates.map((update) => update.progress)).toEqual(updates.map((_, i) => i + 1));
+    expect(updates.indexOf(waiting.at(-1)!)).toBeLessThan(updates.indexOf(running[0]!));
+    expect(errors.map((error) => error.message)).toEqual([]);
+  });
+
+  it('bulkhead-shell served alone beats during a long run_shell, and not at all for a request without a progress token', async ({ expect }) => {
+    const shellErrors = clientErrors(shell.client);
+    const updates: Progress[] = [];
+    const [withToken, withoutToken] = await Promise.all([
+      shell.client.callTool({ name: 'run_shell', arguments: { command: 'sleep 7' } }, undefined, { onprogress: (update) => updates.push(update) }),
+      shell.client.callTool({ name: 'run_shell', arguments: { command: 'sleep 7' } }),
+    ]);
+    expect(text(withToken)).toMatch(/^\(no output\)\n\[exit code 0 · 7\.\d+ s\]$/);
+    expect(text(withoutToken)).toMatch(/^\(no output\)\n\[exit code 0 · 7\.\d+ s\]$/);
+    expect(updates).toEqual([
+      { progress: 1, message: 'run_shell: running for 3 s' },
+      { progress: 2, message: 'run_shell: running for 6 s' },
+    ]);
+    expect(shellErrors.map((error) => error.message)).toEqual([]);
+  });
+});
