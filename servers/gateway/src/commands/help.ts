@@ -61,8 +61,8 @@ export const COMMANDS: Readonly<Record<string, CommandHelp>> = {
     flags: ['--limit N            most results (default 5)', ...FOLDER_FLAGS, PROFILE_FLAG],
   },
   approve: {
-    summary: 'accept the definition of a quarantined tool (changed, suspicious or new)',
-    usage: 'bulkhead approve <ns:tool> [--root DIR]... [--config DIR]',
+    summary: 'accept the definition of a quarantined tool or prompt (changed, suspicious or new)',
+    usage: 'bulkhead approve <ns:tool | prompt:ns:name> [--root DIR]... [--config DIR]',
     options: FOLDERS,
     flags: FOLDER_FLAGS,
   },
