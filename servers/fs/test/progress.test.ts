@@ -1,4 +1,5 @@
-import { openSync, writeSync, closeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFs, type FsHarness } from './helpers.js';
 
@@ -26,5 +27,43 @@ describe('progress on long reads', () => {
     expect(updates.length).toBeGreaterThanOrEqual(1);
     // The kit numbers the notifications; the tool's own count is in its words.
     expect(updates[0]).toEqual({ progress: 1, total: undefined, message: `read_file: scanning big.log for line ${lines} (64.0 MiB of 72.0 MiB)` });
+  });
+});
+
+describe('progress of searches (ripgrep)', () => {
+  const tree = (fsHarness: FsHarness) => {
+    for (let d = 0; d < 5; d++) {
+      mkdirSync(fsHarness.ws.path(`src/d${d}`), { recursive: true });
+      for (let f = 0; f < 20; f++) writeFileSync(fsHarness.ws.path(`src/d${d}/f${f}.ts`), f % 4 === 0 ? 'export const needle = 1;\n' : 'export {};\n');
+    }
+  };
+
+  it('grep says how many files matched so far, in the folder searched', async () => {
+    fs = await startFs({});
+    tree(fs);
+    const updates: Progress[] = [];
+    const result = await fs.client.callTool({ name: 'grep', arguments: { pattern: 'needle', path: 'src' } }, undefined, { onprogress: (update) => updates.push(update) });
+    expect((result.content as { text: string }[])[0]!.text.split('\n')).toHaveLength(25);
+    expect(updates[0]).toEqual({ progress: 1, message: 'grep: 1 matching file so far in src' });
+    expect(updates.every((update, i) => update.progress === i + 1 && /^grep: \d+ matching files? so far in src$/.test(update.message ?? ''))).toBe(true);
+  });
+
+  it('glob_files says how many files it walked and how many match', async () => {
+    fs = await startFs({});
+    tree(fs);
+    const updates: Progress[] = [];
+    await fs.client.callTool({ name: 'glob_files', arguments: { pattern: 'src/d1/*.ts' } }, undefined, { onprogress: (update) => updates.push(update) });
+    expect(updates[0]).toEqual({ progress: 1, message: expect.stringMatching(/^glob_files: 1 file walked, [01] matching "src\/d1\/\*\.ts"$/) });
+  });
+
+  it('says nothing to a client that asked for no progress', async () => {
+    fs = await startFs({});
+    tree(fs);
+    const notified: string[] = [];
+    fs.client.fallbackNotificationHandler = async (notification) => {
+      notified.push(notification.method);
+    };
+    await fs.client.callTool({ name: 'grep', arguments: { pattern: 'needle', path: 'src' } });
+    expect(notified).toEqual([]);
   });
 });

@@ -40,7 +40,7 @@ export const globFiles = defineTool<FsCapabilities, typeof input>({
         denyRead: [...ctx.denyRead, ...ctx.paths.privateGlobsFrom(folder)],
         timeoutMs: ctx.limits.grep_timeout_ms,
         signal: ctx.signal,
-        onProgress: (walked, matching) => ctx.progress(`${walked} files walked, ${matching} matching ${JSON.stringify(args.pattern)}`),
+        onProgress: (walked, matching) => ctx.progress(`${walked} ${walked === 1 ? 'file' : 'files'} walked, ${matching} matching ${JSON.stringify(args.pattern)}`),
       });
       const allowed = ctx.paths.searchResultFilter(folder);
       const found = outcome.paths.filter((path) => allowed(path) && ctx.paths.privateFolderOf(join(folder, path)) === undefined);
