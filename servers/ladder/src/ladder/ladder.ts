@@ -271,7 +271,7 @@ export class Ladder {
   async reindex(repo: LadderRepository, progress?: (message: string) => void): Promise<ReindexResult> {
     progress?.('rebuilding the search index');
     const indexed = await this.store.reindex(repo.name);
-    progress?.(`${indexed} rungs indexed; measuring their freshness at HEAD`);
+    progress?.(`${indexed} ${indexed === 1 ? 'rung' : 'rungs'} indexed; measuring their freshness at HEAD`);
     const tree = await this.tree(repo);
     const outdated = tree.rungs.flatMap((entry) => (entry.freshness === 'stale' || entry.freshness === 'missing' ? [{ path: entry.path, freshness: entry.freshness }] : []));
     return { repo: repo.name, indexed, checkedAt: tree.checkedAt, counts: tree.counts, outdated };
