@@ -1,7 +1,6 @@
 // What the conformance suite's scenarios report, check by check, directly against each server and
 // through the gateway in front of both (test/e2e/gateway-conformance.test.ts compares them exactly;
-// docs/gateway.md#conformance says why each failure through the gateway cannot pass). A path of
-// the test's workspace in a message is written <root>.
+// docs/gateway.md#conformance says why each failure through the gateway cannot pass).
 import type { Check, Scenario } from './suite.js';
 
 const pass = (id: Scenario): Check[] => [{ id, status: 'SUCCESS' }];

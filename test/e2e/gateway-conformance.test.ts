@@ -19,6 +19,7 @@ import { DIRECT_EVERYTHING, DIRECT_REFERENCE, THROUGH_GATEWAY } from '../conform
 import { conformanceNode, REFERENCE_SERVER, runScenarios, SCENARIOS, type Check, type Scenario } from '../conformance/suite.js';
 
 const LABEL = 'conformance';
+type Results = Record<Scenario, Check[]>;
 
 let ws: TempWorkspace;
 const scratch = scratchDir('bulkhead-conformance-');
@@ -64,27 +65,17 @@ async function startHttpChild(script: string, listening: RegExp): Promise<string
   return `http://127.0.0.1:${port}/mcp`;
 }
 
-/** Checks with this run's workspace path written as <root>, so that messages naming a file compare across runs. */
-function portable(results: Record<Scenario, Check[]>): Record<Scenario, Check[]> {
-  const swap = (message: string) => message.split(ws.root).join('<root>');
-  return Object.fromEntries(
-    Object.entries(results).map(([scenario, checks]) => [scenario, checks.map((check) => (check.errorMessage === undefined ? check : { ...check, errorMessage: swap(check.errorMessage) }))]),
-  ) as Record<Scenario, Check[]>;
-}
-
-function summary(results: Record<Scenario, Check[]>): string {
+function summary(results: Results): string {
   return SCENARIOS.map((scenario) => `${scenario}: ${results[scenario].map((check) => check.status).join(', ')}`).join('; ');
 }
 
-type Results = Record<Scenario, Check[]>;
 /** Each target's run, started as soon as its server is up so that the three overlap; settled, so none is left unhandled. */
 const runs: Partial<Record<'reference' | 'everything' | 'gateway', Promise<{ results: Results } | { error: unknown }>>> = {};
 
 function startRun(target: keyof typeof runs, url: string): void {
   const started = performance.now();
   runs[target] = runScenarios(node!, url, `${scratch.path}/${target}`).then(
-    (raw) => {
-      const results = portable(raw);
+    (results) => {
       progress(LABEL, `${target}: ${SCENARIOS.length} scenarios in ${seconds(performance.now() - started)}: ${summary(results)}`);
       return { results };
     },
