@@ -93,7 +93,7 @@ describe.concurrent('progress from long built-in calls, over stdio', () => {
       expect(updates.every((update) => update.total === undefined && /^(shell:)?run_shell: running for \d+ s$/.test(update.message ?? ''))).toBe(true);
     }
     expect(kept.length).toBeGreaterThanOrEqual(15);
-    expect(kept[0]).toEqual({ progress: 1, message: 'run_shell: running for 3 s' });
+    expect(kept[0]).toEqual({ progress: 1, message: expect.stringMatching(/^run_shell: running for [34] s$/) });
     // The one that timed out heard progress too: the reset, not the progress, is what kept the other.
     expect(dropped.length).toBeGreaterThanOrEqual(10);
     expect(dropped.length).toBeLessThan(kept.length);
@@ -158,10 +158,10 @@ describe.concurrent('progress from long built-in calls, over stdio', () => {
     ]);
     expect(text(withToken)).toMatch(/^\(no output\)\n\[exit code 0 · 7\.\d+ s\]$/);
     expect(text(withoutToken)).toMatch(/^\(no output\)\n\[exit code 0 · 7\.\d+ s\]$/);
-    expect(updates).toEqual([
-      { progress: 1, message: 'run_shell: running for 3 s' },
-      { progress: 2, message: 'run_shell: running for 6 s' },
-    ]);
+    // Beats at 3 and 6 s (the times are the kit's to say; a busy machine may end the call before the second).
+    expect(updates[0]).toEqual({ progress: 1, message: expect.stringMatching(/^run_shell: running for [34] s$/) });
+    expect(updates.length).toBeLessThanOrEqual(2);
+    expect(updates.slice(1)).toEqual(updates.length === 2 ? [{ progress: 2, message: expect.stringMatching(/^run_shell: running for [67] s$/) }] : []);
     expect(shellErrors.map((error) => error.message)).toEqual([]);
   });
 });
