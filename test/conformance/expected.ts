@@ -8,7 +8,10 @@ const fail = (id: Scenario, errorMessage: string): Check[] => [{ id, status: 'FA
 /** How the suite reports a request that the server answered with a JSON-RPC error (the SDK repeats the prefix). */
 const refused = (id: Scenario, code: number, message: string): Check[] => fail(id, `Failed: MCP error ${code}: MCP error ${code}: ${message}`);
 
+const session = { 'server-initialize': pass('server-initialize'), ping: pass('ping'), 'logging-set-level': pass('logging-set-level') } as const;
+
 export const DIRECT_REFERENCE: Record<Scenario, Check[]> = {
+  ...session,
   'resources-list': pass('resources-list'),
   'resources-read-text': pass('resources-read-text'),
   'resources-read-binary': pass('resources-read-binary'),
@@ -26,6 +29,7 @@ export const DIRECT_REFERENCE: Record<Scenario, Check[]> = {
 // server-everything is not the suite's reference server: the scenarios that ask for a resource or
 // prompt by name ask for names it does not have.
 export const DIRECT_EVERYTHING: Record<Scenario, Check[]> = {
+  ...session,
   'resources-list': pass('resources-list'),
   'resources-read-text': refused('resources-read-text', -32602, 'Resource test://static-text not found'),
   'resources-read-binary': refused('resources-read-binary', -32602, 'Resource test://static-binary not found'),
@@ -46,6 +50,7 @@ const bareName = (id: Scenario, prompt: string): Check[] => fail(id, `Failed: MC
 // In front of the reference server (as `reference`) and server-everything (as `everything`): the
 // resources keep their URIs (no two servers offer the same one), the prompts are reference__… .
 export const THROUGH_GATEWAY: Record<Scenario, Check[]> = {
+  ...session,
   'resources-list': pass('resources-list'),
   'resources-read-text': pass('resources-read-text'),
   'resources-read-binary': pass('resources-read-binary'),

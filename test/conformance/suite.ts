@@ -16,8 +16,15 @@ export const CONFORMANCE_VERSION = (JSON.parse(readFileSync(join(dirname(CONFORM
 /** The resources, prompts and completions part of the suite's reference server, ported (see its header). */
 export const REFERENCE_SERVER = fileURLToPath(new URL('./reference-server.mjs', import.meta.url));
 
-/** The suite's server scenarios about resources, prompts and completions (`conformance list --server`). */
+/**
+ * The suite's server scenarios about resources, prompts and completions (`conformance list
+ * --server`), and the three of the session itself that any server passes: initialize, ping and
+ * logging/setLevel (the gateway answers the first two and forwards the third).
+ */
 export const SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'logging-set-level',
   'resources-list',
   'resources-read-text',
   'resources-read-binary',
