@@ -301,7 +301,8 @@ describe('prompts under permissions and profiles, over HTTP', () => {
     const ws = tempWorkspace({
       'full.token': full,
       '.bulkhead/narrow.token': narrow,
-      '.bulkhead/permissions.yaml': 'deny:\n  - everything:prompts/get(simple-prompt)\n',
+      // `everything:*` is every tool of the server: it reaches no prompt. The ask has no one to ask.
+      '.bulkhead/permissions.yaml': 'deny:\n  - everything:prompts/get(simple-prompt)\n  - everything:*\nask:\n  - everything:prompts/get(args-prompt)\n',
       '.bulkhead/bulkhead.yaml': `servers:\n  fs: {}\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\nprofiles:\n  narrow:\n    namespaces: [fs]\ntokens:\n  - file: narrow.token\n    profile: narrow\n`,
     });
     const gateway: HttpServerProcess = await startHttpServer({ script: GATEWAY_CLI, args: ['start', '--root', ws.root, '--token-file', ws.path('full.token')], headers: { authorization: `Bearer ${full}` } });
@@ -313,9 +314,19 @@ describe('prompts under permissions and profiles, over HTTP', () => {
         `Permission denied: everything:prompts/get is denied by ${ws.path('.bulkhead/permissions.yaml')} line 2 (\`everything:prompts/get(simple-prompt)\`). To allow it: remove or narrow that deny entry.`,
       );
       const audited = auditLines(ws).filter((line) => line['tool'] === 'everything:prompts/get');
-      expect(audited.map((line) => [line['decision'], line['outcome'], line['args']])).toEqual([['deny', 'denied', { name: 'simple-prompt', arguments: {} }]]);
-      // Another prompt of the same server is not covered by the rule.
-      expect((await gateway.client.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Oslo' } })).messages).toHaveLength(1);
+      expect(audited.map((line) => [line['decision'], line['outcome'], line['args'], line['error']])).toEqual([['deny', 'denied', { name: 'simple-prompt', arguments: {} }, denied.replace(/^(MCP error -32600: )+/, '')]]);
+      const asked = await errorOf(gateway.client.getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Oslo' } }));
+      const permissions = ws.path('.bulkhead/permissions.yaml');
+      expect(asked.replace(/^(MCP error -32600: )+/, '')).toBe(
+        `Permission denied: everything:prompts/get must be confirmed: ${permissions} line 5 lists it under ask (\`everything:prompts/get(args-prompt)\`), and prompts/get has no confirmation prompt. To allow it: move it from ask to allow in ${permissions}.`,
+      );
+      // Another prompt of the same server is not covered by the rules.
+      expect((await gateway.client.getPrompt({ name: 'everything__completable-prompt', arguments: { department: 'Sales', name: 'Eve' } })).messages).toHaveLength(1);
+      expect(auditLines(ws).filter((line) => line['tool'] === 'everything:prompts/get').map((line) => [line['decision'], line['outcome']])).toEqual([
+        ['deny', 'denied'],
+        ['deny', 'denied'],
+        ['allow', 'ok'],
+      ]);
 
       const profile = await gateway.connectAnother({ authorization: `Bearer ${narrow}` });
       expect(await listedNames(profile)).toEqual([]);
