@@ -5,19 +5,24 @@ import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { firstStarts } from './first-starts.js';
 import { gated } from './gated.js';
+import { boundPromptResult } from './prompt-bounds.js';
 import { bareMessage, passedOn, ProtocolError } from './prompt-errors.js';
 import { promptCatalogOf, quarantinedPromptRefusal, type PromptCatalog, type PromptEntry } from './prompt-catalog.js';
 import { pageOf } from './list-pages.js';
 import { untrustedPromptResult } from './prompt-untrusted.js';
+
+/** Whether the caller's profile sees a server at all (its prompts and completions with it). */
+function seesServer(context: RelayContext, extra: UpstreamExtra, namespace: string): boolean {
+  const { namespaceVisible } = context.accessOf(extra);
+  return !namespaceVisible || namespaceVisible(namespace);
+}
 
 /**
  * Whether a caller may see a prompt: its profile sees the server, and its permission gate does not
  * deny getting it outright (discovery never grants permission, as with tools).
  */
 export function promptVisible(context: RelayContext, extra: UpstreamExtra, entry: PromptEntry): boolean {
-  const access = context.accessOf(extra);
-  if (access.namespaceVisible && !access.namespaceVisible(entry.namespace)) return false;
-  return promptDenial(context, extra, entry) === undefined;
+  return seesServer(context, extra, entry.namespace) && promptDenial(context, extra, entry) === undefined;
 }
 
 /** The permission gate's refusal of getting this prompt outright, if it refuses it (ask is decided when it is got). */
@@ -52,10 +57,9 @@ function unknownPrompt(context: RelayContext, name: string): string {
  */
 export function promptFor(context: RelayContext, catalog: PromptCatalog, extra: UpstreamExtra, name: string): PromptEntry | ProtocolError {
   const held = catalog.quarantined(name);
-  const access = context.accessOf(extra);
-  if (held && (!access.namespaceVisible || access.namespaceVisible(held.entry.namespace))) return new ProtocolError(ErrorCode.InvalidRequest, quarantinedPromptRefusal(held));
+  if (held && seesServer(context, extra, held.entry.namespace)) return new ProtocolError(ErrorCode.InvalidRequest, quarantinedPromptRefusal(held));
   const entry = catalog.get(name);
-  if (!entry || (access.namespaceVisible && !access.namespaceVisible(entry.namespace))) return new ProtocolError(ErrorCode.InvalidParams, unknownPrompt(context, name));
+  if (!entry || !seesServer(context, extra, entry.namespace)) return new ProtocolError(ErrorCode.InvalidParams, unknownPrompt(context, name));
   return entry;
 }
 
@@ -118,7 +122,7 @@ export const promptsRelay: RelayFactory = (context) => {
           { signal: extra.signal, timeoutMs: context.config.call_timeout_ms },
           `prompts/get ${found.name}`,
         );
-        return trusted ? result : untrustedPromptResult(source, result);
+        return boundPromptResult(trusted ? result : untrustedPromptResult(source, result), context.limits);
       } catch (error) {
         throw trusted ? passedOn(error) : untrustedError(error, found, source, extra.signal);
       }
