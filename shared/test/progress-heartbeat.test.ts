@@ -169,6 +169,23 @@ describe('CallProgress on its own', () => {
     progress.stop();
   });
 
+  it("beats every 3 s in a relay's own phase (the approval desk's wait), where no server speaks", async () => {
+    vi.useFakeTimers();
+    const { sent, send } = recorder();
+    const progress = new CallProgress('fs_write:write_file', send, new AbortController().signal, RELAY_PROGRESS_EVERY_MS);
+    let decide: () => void = () => undefined;
+    const waiting = progress.during(() => 'waiting for approval', () => new Promise<void>((resolve) => (decide = resolve)));
+    await vi.advanceTimersByTimeAsync(2 * PROGRESS_EVERY_MS);
+    expect(sent.map((s) => s.message)).toEqual(['waiting for approval', 'waiting for approval', 'waiting for approval']);
+    decide();
+    await waiting;
+    // Out of the phase, after the beat already due, the relay waits its longer silence again.
+    await vi.advanceTimersByTimeAsync(RELAY_PROGRESS_EVERY_MS);
+    expect(sent).toHaveLength(4);
+    expect(sent[3]!.message).toMatch(/^fs_write:write_file: running for \d+ s$/);
+    progress.stop();
+  });
+
   it('goes on beating when a send fails (the client may be slow or gone; the call ends it, not a failed send)', async () => {
     vi.useFakeTimers();
     let attempts = 0;
