@@ -32,8 +32,9 @@ export type ProgressSend = (progress: number, message: string) => Promise<void>;
  * own count ("412 of 1200 rungs") goes in its message, never in `total`: a total beside the call's
  * counter would be a fraction of nothing.
  *
- * After PROGRESS_EVERY_MS without a notification it sends a heartbeat. It stops for good when the
- * call ends or its signal aborts (cancellation, shutdown), so nothing follows the result.
+ * After `everyMs` (PROGRESS_EVERY_MS unless a relay) without a notification it sends a
+ * heartbeat. It stops for good when the call ends or its signal aborts (cancellation, shutdown),
+ * so nothing follows the result.
  */
 export class CallProgress implements ProgressPhases {
   private sent = 0;
