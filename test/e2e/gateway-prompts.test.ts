@@ -32,6 +32,17 @@ function withoutClock(result: GetPromptResult): GetPromptResult {
   return JSON.parse(JSON.stringify(result).replace(/created at [0-9:]+( [AP]M)?/g, 'created at <time>')) as GetPromptResult;
 }
 
+/**
+ * A direct result with its embedded resources' URIs as they read back through the gateway from
+ * server `namespace`: both servers have the template they match, so each names its server.
+ */
+function linkedFrom(namespace: string, result: GetPromptResult): GetPromptResult {
+  return {
+    ...result,
+    messages: result.messages.map((message) => (message.content.type === 'resource' ? { ...message, content: { ...message.content, resource: { ...message.content.resource, uri: `bulkhead://${namespace}/${message.content.resource.uri}` } } } : message)),
+  };
+}
+
 /** A direct result as the gateway hands it on from a server whose results are not trusted. */
 function asUntrusted(source: string, result: GetPromptResult): GetPromptResult {
   return {
@@ -97,14 +108,19 @@ describe('server-everything prompts through the gateway', () => {
     expect(await allPrompts(gateway.client)).toEqual([...own.map((prompt) => ({ ...prompt, name: `everything__${prompt.name}` })), ...own.map((prompt) => ({ ...prompt, name: `trusted__${prompt.name}` }))]);
   });
 
-  it('gets every prompt with the messages of a direct connection: as sent when trusted with results, each text wrapped as untrusted content when not', async () => {
+  it('gets every prompt with the messages of a direct connection: as sent when trusted with results, each text wrapped as untrusted content when not, embedded resources named as they read back', async () => {
     for (const [name, args] of Object.entries(VALID_ARGUMENTS)) {
       const own = withoutClock(await direct.client.getPrompt({ name, arguments: args }));
-      expect(withoutClock(await gateway.client.getPrompt({ name: `trusted__${name}`, arguments: args }))).toEqual(own);
-      expect(withoutClock(await gateway.client.getPrompt({ name: `everything__${name}`, arguments: args }))).toEqual(asUntrusted('everything', own));
+      expect(withoutClock(await gateway.client.getPrompt({ name: `trusted__${name}`, arguments: args }))).toEqual(linkedFrom('trusted', own));
+      expect(withoutClock(await gateway.client.getPrompt({ name: `everything__${name}`, arguments: args }))).toEqual(asUntrusted('everything', linkedFrom('everything', own)));
     }
     const audited = auditLines(ws).filter((line) => line['tool'] === 'everything:prompts/get');
     expect(audited.map((line) => [line['decision'], line['outcome']])).toEqual(Object.keys(VALID_ARGUMENTS).map(() => ['allow', 'ok']));
+    // The embedded resource's URI, as handed on, reads back from its server through the gateway.
+    const embedded = (await gateway.client.getPrompt({ name: 'everything__resource-prompt', arguments: VALID_ARGUMENTS['resource-prompt'] })).messages[1]!.content;
+    expect(embedded.type === 'resource' && embedded.resource.uri).toBe('bulkhead://everything/demo://resource/dynamic/text/2');
+    const read = await gateway.client.readResource({ uri: 'bulkhead://everything/demo://resource/dynamic/text/2' });
+    expect(read.contents.map((content) => ('text' in content ? content.text.replace(/created at .*/, 'created at <time>') : content))).toEqual(['Resource 2: This is a plaintext resource created at <time>']);
   });
 
   it('refuses a prompt it does not list, in any other spelling, naming it', async () => {

@@ -5,11 +5,10 @@ import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { firstStarts } from './first-starts.js';
 import { gated } from './gated.js';
-import { boundPromptResult } from './prompt-bounds.js';
 import { bareMessage, passedOn, ProtocolError } from './prompt-errors.js';
 import { promptCatalogOf, quarantinedPromptRefusal, type PromptCatalog, type PromptEntry } from './prompt-catalog.js';
 import { pageOf } from './list-pages.js';
-import { untrustedPromptResult } from './prompt-untrusted.js';
+import { boundPromptResult, exposePromptLinks, untrustedPromptResult } from './prompt-results.js';
 
 /** Whether the caller's profile sees a server at all (its prompts and completions with it). */
 function seesServer(context: RelayContext, extra: UpstreamExtra, namespace: string): boolean {
@@ -122,7 +121,8 @@ export const promptsRelay: RelayFactory = (context) => {
           { signal: extra.signal, timeoutMs: context.config.call_timeout_ms },
           `prompts/get ${found.name}`,
         );
-        return boundPromptResult(trusted ? result : untrustedPromptResult(source, result), context.limits);
+        const linked = exposePromptLinks(result, found.namespace, context.downstreams);
+        return boundPromptResult(trusted ? linked : untrustedPromptResult(source, linked), context.limits);
       } catch (error) {
         throw trusted ? passedOn(error) : untrustedError(error, found, source, extra.signal);
       }
