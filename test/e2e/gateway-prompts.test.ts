@@ -186,6 +186,7 @@ describe('prompts pinned like tools', () => {
     gateway = await startGateway(ws);
     expect(await listedNames(gateway.client)).toEqual(['changing__greeting', 'changing__shouting', 'changing__huge']);
     expect(gateway.stderr()).toContain('bulkhead: prompt changing:bad name is left out: prompt names may hold only letters, digits, _ and - (at most 64)\n');
+    expect(gateway.stderr()).toContain(`bulkhead: prompt changing:two\\nlines\\u{202E}${'z'.repeat(79)}... is left out: prompt names may hold only letters, digits, _ and - (at most 64)\n`);
     expect(await errorOf(gateway.client.getPrompt({ name: 'changing__bad name' }))).toBe('MCP error -32602: Unknown prompt changing__bad name; prompts/list lists the prompts there are');
     // Getting it keeps the pin of first sight for the next run.
     expect((await gateway.client.getPrompt({ name: 'changing__greeting', arguments: { who: 'Ada' } })).messages).toEqual([{ role: 'user', content: { type: 'text', text: wrapped('changing', 'Say hello to Ada.') } }]);

@@ -70,6 +70,12 @@ function shownPrompt(prompt: Prompt, exposed: string, thirdParty: boolean): Prom
   };
 }
 
+/** A name that is not a valid one, as a line of the report can hold it: on one line, nothing hidden, at most 100 characters. */
+function reportedName(name: string): string {
+  const shown = neutralizeInvisible(JSON.stringify(name).slice(1, -1));
+  return shown.length > 100 ? `${shown.slice(0, 97)}...` : shown;
+}
+
 /** Why a prompt waits for a human and how the human lets it through, in one line (the words of a tool's). */
 export function describePromptQuarantine({ entry, reason }: QuarantinedPrompt): string {
   const suspicious = entry.findings.join('; ');
@@ -121,7 +127,7 @@ export class PromptCatalog {
     const scanned = thirdParty && !downstream.spec.trust.has('descriptions');
     return downstream.lists.prompts.flatMap((prompt) => {
       if (!VALID_TOOL_NAME.test(prompt.name)) {
-        rejected.push(`prompt ${namespace}:${prompt.name} is left out: prompt names may hold only letters, digits, _ and - (at most 64)`);
+        rejected.push(`prompt ${namespace}:${reportedName(prompt.name)} is left out: prompt names may hold only letters, digits, _ and - (at most 64)`);
         return [];
       }
       const exposed = toWireName(namespace, prompt.name);
