@@ -144,16 +144,22 @@ describe('the MCP conformance suite, resources, prompts and completion scenarios
 
 // The scenarios that fail through the gateway ask for a prompt by its bare name. Their requests,
 // with the name the gateway lists, get what the reference server answers directly, its text
-// wrapped as a third-party server's (bulkhead.yaml does not trust its results): the name is the
-// only reason they fail.
+// wrapped as a third-party server's (bulkhead.yaml does not trust its results) and an embedded
+// resource's URI in the form that reads back from it: the name is the only reason they fail.
 describe('the requests of the scenarios that fail through the gateway, with the names it lists', () => {
   const wrapped = (text: string) => `<untrusted_external_content source="reference (third-party MCP server)">\n${text}\n</untrusted_external_content>`;
-  /** A direct answer as the gateway gives it: each text, and each embedded text resource's text, wrapped; images as they are. */
+  /**
+   * A direct answer as the gateway gives it: each text, and each embedded text resource's text,
+   * wrapped; images as they are. The one embedded resource, the scenario's test://example-resource,
+   * is not one the reference server lists, so it reads back by its bulkhead://reference/ form.
+   */
   const asRelayed = (result: GetPromptResult): GetPromptResult => ({
     messages: result.messages.map((message) => {
       const content = message.content;
       if (content.type === 'text') return { ...message, content: { ...content, text: wrapped(content.text) } };
-      if (content.type === 'resource' && 'text' in content.resource) return { ...message, content: { ...content, resource: { ...content.resource, text: wrapped(content.resource.text) } } };
+      if (content.type === 'resource' && 'text' in content.resource) {
+        return { ...message, content: { ...content, resource: { ...content.resource, uri: `bulkhead://reference/${content.resource.uri}`, text: wrapped(content.resource.text) } } };
+      }
       return message;
     }),
   });
