@@ -291,7 +291,7 @@ describe('prompts pinned like tools', () => {
 
 describe('prompts of a server that comes up late, pages, and goes away', () => {
   it('tells the client when the server comes up and when it goes, and pages its prompts', async () => {
-    const ws = tempWorkspace({ 'description.txt': 'Greets someone.\n', '.bulkhead/bulkhead.yaml': promptServers({ late: '' }, 'list_wait_ms: 0\n', ['--slow', '1500', '--many', '150']) });
+    const ws = tempWorkspace({ 'description.txt': 'Greets someone.\n', '.bulkhead/bulkhead.yaml': promptServers({ late: '' }, 'list_wait_ms: 0\nrestart:\n  initial_delay_ms: 20000\n', ['--slow', '1500', '--many', '150']) });
     const gateway = await startGateway(ws);
     try {
       let told = 0;
@@ -309,7 +309,7 @@ describe('prompts of a server that comes up late, pages, and goes away', () => {
       process.kill(child, 'SIGKILL');
       await expect.poll(() => told, { timeout: 10_000 }).toBe(2);
       expect((await gateway.client.listPrompts()).prompts).toEqual([]);
-      expect(await errorOf(gateway.client.getPrompt({ name: 'late__greeting', arguments: { who: 'Ada' } }))).toMatch(/^MCP error -32602: Unknown prompt late__greeting; late stopped \(.*\); restarting (in \d+ s|now) \(restart 1 of at most \d+\); prompts\/list lists the prompts there are$/);
+      expect(await errorOf(gateway.client.getPrompt({ name: 'late__greeting', arguments: { who: 'Ada' } }))).toMatch(/^MCP error -32602: Unknown prompt late__greeting; late stopped \(.*\); restarting in \d+ s \(restart 1 of at most \d+\); prompts\/list lists the prompts there are$/);
     } finally {
       await gateway.close();
       ws.cleanup();
