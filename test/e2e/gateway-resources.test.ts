@@ -140,7 +140,7 @@ describe('server-everything and a fixture server behind the gateway', () => {
   });
 
   it('refuses a cursor it did not make, and one of the other list', async () => {
-    const invalid = 'MCP error -32602: MCP error -32602: Invalid cursor for resources/list: pass the nextCursor of the previous resources/list page as it is, or no cursor for the first page';
+    const invalid = 'MCP error -32602: Invalid cursor for resources/list: pass the nextCursor of the previous resources/list page as it is, or no cursor for the first page';
     expect(await refusal(gateway.client.listResources({ cursor: 'not-a-cursor' }))).toBe(invalid);
     expect(await refusal(gateway.client.listResources({ cursor: Buffer.from('{"list":"resources/list","offset":-1}').toString('base64url') }))).toBe(invalid);
     const templatesCursor = Buffer.from(JSON.stringify({ list: 'resources/templates/list', offset: 0 })).toString('base64url');
@@ -173,11 +173,11 @@ describe('server-everything and a fixture server behind the gateway', () => {
 
   it('refuses a read a deny rule names, and writes each read in the audit log', async () => {
     expect(await refusal(gateway.client.readResource({ uri: DENIED_DOC }))).toBe(
-      `MCP error -32600: MCP error -32600: Permission denied: everything:resources/read is denied by ${ws.path('.bulkhead/permissions.yaml')} line 5 (\`everything:resources/read(${DENIED_DOC})\`). To allow it: remove or narrow that deny entry.`,
+      `MCP error -32600: Permission denied: everything:resources/read is denied by ${ws.path('.bulkhead/permissions.yaml')} line 5 (\`everything:resources/read(${DENIED_DOC})\`). To allow it: remove or narrow that deny entry.`,
     );
     // ask has no confirmation prompt for a read: it is refused with what would allow it (an allow entry would not: ask wins over allow).
     expect(await refusal(gateway.client.readResource({ uri: 'fixture://item/13' }))).toBe(
-      `MCP error -32600: MCP error -32600: Permission denied: fixture:resources/read must be confirmed: ${ws.path('.bulkhead/permissions.yaml')} line 8 lists it under ask (\`fixture:resources/read(fixture://item/13)\`), and resources/read has no confirmation prompt. To allow it: move it from ask to allow in ${ws.path('.bulkhead/permissions.yaml')}.`,
+      `MCP error -32600: Permission denied: fixture:resources/read must be confirmed: ${ws.path('.bulkhead/permissions.yaml')} line 8 lists it under ask (\`fixture:resources/read(fixture://item/13)\`), and resources/read has no confirmation prompt. To allow it: move it from ask to allow in ${ws.path('.bulkhead/permissions.yaml')}.`,
     );
     await gateway.client.readResource({ uri: 'demo://resource/static/document/startup.md' });
     const lines = auditLines(ws);
@@ -192,23 +192,23 @@ describe('server-everything and a fixture server behind the gateway', () => {
     expect(Buffer.byteLength(big.text)).toBeLessThanOrEqual(512 * 1024);
     expect(big.text).toMatch(/^0123456789abcdef[\s\S]*\n…\(\d+ bytes truncated\)…\n[\s\S]*\nthe end\n$/);
     expect(await refusal(gateway.client.readResource({ uri: 'fixture://big/blob' }))).toBe(
-      "MCP error -32600: MCP error -32600: Resource fixture://big/blob holds 6.8 MiB of binary data, over the gateway's cap of 6.0 MiB for binary data in one reply; it was not passed on",
+      "MCP error -32600: Resource fixture://big/blob holds 6.8 MiB of binary data, over the gateway's cap of 6.0 MiB for binary data in one reply; it was not passed on",
     );
     expect(auditLines(ws).filter((line) => line.tool === 'fixture:resources/read' && line.args.uri === 'fixture://big/blob').at(-1)).toMatchObject({ decision: 'allow', outcome: 'error' });
   });
 
   it('refuses URIs that name no server, no URI, or try to reach another server', async () => {
     expect(await refusal(gateway.client.readResource({ uri: 'bulkhead://nope/x' }))).toBe(
-      'MCP error -32602: MCP error -32602: Unknown resource bulkhead://nope/x: this gateway has no server called nope (its servers: everything, fixture)',
+      'MCP error -32602: Unknown resource bulkhead://nope/x: this gateway has no server called nope (its servers: everything, fixture)',
     );
     expect(await refusal(gateway.client.readResource({ uri: 'bulkhead://everything' }))).toBe(
-      "MCP error -32602: MCP error -32602: bulkhead://everything names no resource: write bulkhead://everything/<the resource's URI on everything>",
+      "MCP error -32602: bulkhead://everything names no resource: write bulkhead://everything/<the resource's URI on everything>",
     );
     expect(await refusal(gateway.client.readResource({ uri: 'bulkhead://everything/' }))).toBe(
-      "MCP error -32602: MCP error -32602: bulkhead://everything/ names no resource: write bulkhead://everything/<the resource's URI on everything>",
+      "MCP error -32602: bulkhead://everything/ names no resource: write bulkhead://everything/<the resource's URI on everything>",
     );
     expect(await refusal(gateway.client.readResource({ uri: 'demo://nowhere' }))).toBe(
-      'MCP error -32602: MCP error -32602: Unknown resource demo://nowhere: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
+      'MCP error -32602: Unknown resource demo://nowhere: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
     );
     // The rest after the namespace goes to that server as it is: everything is asked for it, and cannot parse it (its own error, passed on).
     expect(await refusal(gateway.client.readResource({ uri: 'bulkhead://everything/../fixture/fixture://item/1' }))).toBe('MCP error -32603: Invalid URL');
@@ -218,7 +218,7 @@ describe('server-everything and a fixture server behind the gateway', () => {
     // Sent as written (everything resolved the dots itself, in its own URI space).
     expect(auditLines(ws).filter((line) => line.tool === 'everything:resources/read').at(-1)).toMatchObject({ args: { uri: 'demo://resource/../../fixture/fixture://item/1' }, outcome: 'error' });
     expect(await refusal(gateway.client.readResource({ uri: 'bulkhead://everything%2F..%2Ffixture/fixture://item/1' }))).toBe(
-      'MCP error -32602: MCP error -32602: Unknown resource bulkhead://everything%2F..%2Ffixture/fixture://item/1: this gateway has no server called everything%2F..%2Ffixture (its servers: everything, fixture)',
+      'MCP error -32602: Unknown resource bulkhead://everything%2F..%2Ffixture/fixture://item/1: this gateway has no server called everything%2F..%2Ffixture (its servers: everything, fixture)',
     );
     const audited = auditLines(ws).filter((line) => line.tool === 'gateway:resources/read').map((line) => line.args.uri);
     expect(audited).toEqual(expect.arrayContaining(['bulkhead://nope/x', 'bulkhead://everything', 'demo://nowhere']));
@@ -239,7 +239,7 @@ describe('server-everything and a fixture server behind the gateway', () => {
     await expect.poll(() => notices.updated).toEqual(['fixture://item/1', 'fixture://item/3']);
     await gateway.client.unsubscribeResource({ uri: 'fixture://item/3' });
     expect(await refusal(gateway.client.subscribeResource({ uri: 'fixture://item/9' }))).toBe(
-      `MCP error -32600: MCP error -32600: Permission denied: fixture:resources/subscribe is denied by ${ws.path('.bulkhead/permissions.yaml')} line 6 (\`fixture:resources/subscribe(fixture://item/9)\`). To allow it: remove or narrow that deny entry.`,
+      `MCP error -32600: Permission denied: fixture:resources/subscribe is denied by ${ws.path('.bulkhead/permissions.yaml')} line 6 (\`fixture:resources/subscribe(fixture://item/9)\`). To allow it: remove or narrow that deny entry.`,
     );
     expect(text(await call('fixture__subscriptions'))).toBe('[]');
     notices.updated.length = 0;
@@ -332,10 +332,10 @@ describe('two server-everythings behind one gateway', () => {
     const reads = auditLines(ws).filter((line) => line.tool.endsWith(':resources/read')).map((line) => `${line.tool} ${line.args.uri}`);
     expect(reads).toEqual([`everything2:resources/read ${uri}`, 'everything:resources/read demo://resource/dynamic/text/8']);
     expect(await refusal(gateway.client.readResource({ uri }))).toBe(
-      `MCP error -32602: MCP error -32602: Resource ${uri} is offered by more than one server (everything, everything2); read it as bulkhead://everything/${uri} or bulkhead://everything2/${uri}`,
+      `MCP error -32602: Resource ${uri} is offered by more than one server (everything, everything2); read it as bulkhead://everything/${uri} or bulkhead://everything2/${uri}`,
     );
     expect(await refusal(gateway.client.readResource({ uri: 'demo://resource/dynamic/text/8' }))).toBe(
-      'MCP error -32602: MCP error -32602: Resource demo://resource/dynamic/text/8 is offered by more than one server (everything, everything2); read it as bulkhead://everything/demo://resource/dynamic/text/8 or bulkhead://everything2/demo://resource/dynamic/text/8',
+      'MCP error -32602: Resource demo://resource/dynamic/text/8 is offered by more than one server (everything, everything2); read it as bulkhead://everything/demo://resource/dynamic/text/8 or bulkhead://everything2/demo://resource/dynamic/text/8',
     );
   });
 

@@ -1,5 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+/** A progress notification's params as a client's onprogress gets them. */
+type Progress = { progress: number; total?: number; message?: string };
 import { afterEach, describe, expect, it } from 'vitest';
 import { startFs, type FsHarness } from './helpers.js';
 

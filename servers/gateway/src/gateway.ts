@@ -54,6 +54,7 @@ import type { MetaContext, MetaTool } from './meta/meta-tool.js';
 import { toolSearch } from './meta/tool_search.js';
 import { unloadTools } from './meta/unload_tools.js';
 import { PinStore } from './pins.js';
+import { bareMessage } from './relay/protocol-error.js';
 import type { UpstreamExtra } from './relay/context.js';
 import { InFlightCalls } from './relay/in-flight.js';
 import { createRelays, relayCapabilities } from './relay/index.js';
@@ -311,9 +312,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         // A JSON-RPC error's message is the server's text as much as a result is.
         if (error instanceof McpError && !state.signal.aborted) {
           // The client's own prefix (`MCP error -32603: `) is said outside the wrapper: it is not the server's text.
-          const own = `MCP error ${error.code}: `;
-          const message = error.message.startsWith(own) ? error.message.slice(own.length) : error.message;
-          throw new ToolError(`${entry.qualified} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(source, message)}`, 'downstream_error');
+          throw new ToolError(`${entry.qualified} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(source, bareMessage(error))}`, 'downstream_error');
         }
         throw error;
       }

@@ -21,7 +21,7 @@ describe('pageOf', () => {
 
   it('gives an empty last page past the end of a list that shrank, and refuses a cursor it did not make', () => {
     expect(pageOf('resources/list', [1, 2], cursorOf('resources/list', LIST_PAGE_SIZE))).toEqual({ items: [] });
-    const refusal = 'MCP error -32602: Invalid cursor for resources/list: pass the nextCursor of the previous resources/list page as it is, or no cursor for the first page';
+    const refusal = 'Invalid cursor for resources/list: pass the nextCursor of the previous resources/list page as it is, or no cursor for the first page';
     for (const cursor of ['', 'abc', cursorOf('resources/templates/list', 0), cursorOf('resources/list', -1), Buffer.from('{"list":"resources/list","offset":1,"more":1}').toString('base64url'), Buffer.from('[]').toString('base64url')]) {
       expect(() => pageOf('resources/list', items, cursor)).toThrow(refusal);
     }
@@ -43,7 +43,7 @@ describe('boundResourceContents', () => {
     const blob = 'A'.repeat(800);
     expect(boundResourceContents({ contents: [{ uri: 'b://1', blob }] }, { maxOutputBytes: 100, maxBinaryBytes: 1000 }, 'Resource b://1').contents).toEqual([{ uri: 'b://1', blob }]);
     expect(() => boundResourceContents({ contents: [{ uri: 'b://1', blob }, { uri: 'b://2', blob }] }, { maxOutputBytes: 100, maxBinaryBytes: 1000 }, 'Resource b://1')).toThrow(
-      "MCP error -32600: Resource b://1 holds 1.2 KiB of binary data, over the gateway's cap of 750 B for binary data in one reply; it was not passed on",
+      "Resource b://1 holds 1.2 KiB of binary data, over the gateway's cap of 750 B for binary data in one reply; it was not passed on",
     );
   });
 });

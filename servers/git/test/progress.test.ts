@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+/** A progress notification's params as a client's onprogress gets them. */
+type Progress = { progress: number; total?: number; message?: string };
 import { git, initRepo, startGit, type GitHarness } from './helpers.js';
 
 let h: GitHarness | undefined;

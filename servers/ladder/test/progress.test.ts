@@ -1,7 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+/** A progress notification's params as a client's onprogress gets them. */
+type Progress = { progress: number; total?: number; message?: string };
 import { auditPolicySchema, PermissionGate } from '@bulkhead/core';
 import { connectInProcess, tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { ladderPolicySchema } from '../src/policy.js';

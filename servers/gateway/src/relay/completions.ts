@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { promptCatalogOf } from './prompt-catalog.js';
-import { passedOn, ProtocolError } from './prompt-errors.js';
+import { passedOn, ProtocolError } from './protocol-error.js';
 import { awaitPromptOwner, promptDenial, promptFor } from './prompts.js';
 import { gatewayUri, resolveResource } from './resource-names.js';
 

@@ -1,9 +1,10 @@
-import { ElicitResultSchema, ErrorCode, McpError, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitResultSchema, ErrorCode, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { neutralizeInvisible } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext } from './context.js';
 import { gated } from './gated.js';
 import { clientName, routeOf } from './server-requests.js';
+import { ProtocolError } from './protocol-error.js';
 
 type ElicitationMode = 'form' | 'url';
 
@@ -29,7 +30,7 @@ export async function relayElicitation(context: RelayContext, downstream: Downst
   const mode: ElicitationMode = request.params.mode ?? 'form';
   const route = routeOf(context, downstream, 'elicitation/create', signal, 'stdio');
   if (!route)
-    throw new McpError(
+    throw new ProtocolError(
       ErrorCode.InvalidRequest,
       `elicitation/create from ${namespace} was refused: none of its tool calls is under way, so the gateway cannot tell which client's user it is for. Ask within the tool call that needs the answer.`,
     );
@@ -38,7 +39,7 @@ export async function relayElicitation(context: RelayContext, downstream: Downst
     const declared = route.server.getClientCapabilities()?.elicitation;
     if (!supports(declared, mode)) {
       const what = mode === 'url' ? 'cannot open URLs for its user: it did not declare elicitation in url mode' : 'cannot show forms: it did not declare elicitation';
-      throw new McpError(ErrorCode.InvalidRequest, `${clientName(route.server)} ${what}, so ${namespace}'s question was not put to anyone. Use a client that supports MCP elicitation${mode === 'url' ? ' (url mode)' : ''} for this tool.`);
+      throw new ProtocolError(ErrorCode.InvalidRequest, `${clientName(route.server)} ${what}, so ${namespace}'s question was not put to anyone. Use a client that supports MCP elicitation${mode === 'url' ? ' (url mode)' : ''} for this tool.`);
     }
     const params = { ...request.params, message: labelledMessage(namespace, message) };
     return route.extra.sendRequest({ method: 'elicitation/create', params }, ElicitResultSchema, { signal, timeout: context.config.call_timeout_ms });

@@ -1,7 +1,8 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, type Risk } from '@bulkhead/core';
 import type { RelayContext, UpstreamExtra } from './context.js';
+import { ProtocolError } from './protocol-error.js';
 
 /**
  * One MCP operation besides a tool call, as the permission policy and the audit log see it. Its
@@ -61,7 +62,7 @@ export async function gated<T>(context: RelayContext, requester: Requester, oper
             : undefined;
     if (refused !== undefined) {
       audit('deny', 'denied', refused);
-      throw new McpError(ErrorCode.InvalidRequest, refused);
+      throw new ProtocolError(ErrorCode.InvalidRequest, refused);
     }
   }
   try {

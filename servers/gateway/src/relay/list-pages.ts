@@ -1,5 +1,6 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { ProtocolError } from './protocol-error.js';
 
 /** Items per page of a list the gateway merges from its servers. */
 export const LIST_PAGE_SIZE = 100;
@@ -22,7 +23,7 @@ export function pageOf<T>(list: string, items: readonly T[], cursor: string | un
       decoded = undefined;
     }
     const parsed = cursorSchema.safeParse(decoded);
-    if (!parsed.success || parsed.data.list !== list) throw new McpError(ErrorCode.InvalidParams, `Invalid cursor for ${list}: pass the nextCursor of the previous ${list} page as it is, or no cursor for the first page`);
+    if (!parsed.success || parsed.data.list !== list) throw new ProtocolError(ErrorCode.InvalidParams, `Invalid cursor for ${list}: pass the nextCursor of the previous ${list} page as it is, or no cursor for the first page`);
     offset = parsed.data.offset;
   }
   const end = offset + LIST_PAGE_SIZE;

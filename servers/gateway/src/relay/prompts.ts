@@ -1,11 +1,10 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema, McpError, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
-import { untrustedErrorMessage } from '@bulkhead/core';
+import { ErrorCode, GetPromptRequestSchema, GetPromptResultSchema, ListPromptsRequestSchema, type GetPromptResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { firstStarts } from './first-starts.js';
 import { gated } from './gated.js';
-import { bareMessage, passedOn, ProtocolError } from './prompt-errors.js';
+import { passedOn, ProtocolError, relayedServerError } from './protocol-error.js';
 import { promptCatalogOf, quarantinedPromptRefusal, type PromptCatalog, type PromptEntry } from './prompt-catalog.js';
 import { pageOf } from './list-pages.js';
 import { boundPromptResult, exposePromptLinks, untrustedPromptResult } from './prompt-results.js';
@@ -60,12 +59,6 @@ export function promptFor(context: RelayContext, catalog: PromptCatalog, extra: 
   const entry = catalog.get(name);
   if (!entry || !seesServer(context, extra, entry.namespace)) return new ProtocolError(ErrorCode.InvalidParams, unknownPrompt(context, name));
   return entry;
-}
-
-/** A third-party server's JSON-RPC error is its text as much as its prompt is. */
-function untrustedError(error: unknown, entry: PromptEntry, source: string, signal: AbortSignal): unknown {
-  if (!(error instanceof McpError) || signal.aborted) return error;
-  return new ProtocolError(error.code, `prompts/get ${entry.exposed} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(source, bareMessage(error))}`);
 }
 
 /**
@@ -124,7 +117,7 @@ export const promptsRelay: RelayFactory = (context) => {
         const linked = exposePromptLinks(result, found.namespace, context.downstreams);
         return boundPromptResult(trusted ? linked : untrustedPromptResult(source, linked), context.limits);
       } catch (error) {
-        throw trusted ? passedOn(error) : untrustedError(error, found, source, extra.signal);
+        throw relayedServerError(error, { trusted, namespace: found.namespace, what: `prompts/get ${found.exposed}`, signal: extra.signal });
       }
     });
   };

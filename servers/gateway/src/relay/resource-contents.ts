@@ -1,5 +1,6 @@
-import { ErrorCode, McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_MAX_BINARY_BYTES, formatBytes, truncateHeadTail, type OutputLimits } from '@bulkhead/core';
+import { ProtocolError } from './protocol-error.js';
 
 /**
  * A resource read held to the gateway's output limits, like a tool result: text over the text cap
@@ -14,7 +15,7 @@ export function boundResourceContents(result: ReadResourceResult, limits: Output
   const binaryCap = limits.maxBinaryBytes ?? DEFAULT_MAX_BINARY_BYTES;
   const binary = result.contents.reduce((sum, content) => sum + ('blob' in content && typeof content.blob === 'string' ? content.blob.length : 0), 0);
   if (binaryCap > 0 && binary > binaryCap) {
-    throw new McpError(
+    throw new ProtocolError(
       ErrorCode.InvalidRequest,
       `${what} holds ${formatBytes(Math.floor((binary * 3) / 4))} of binary data, over the gateway's cap of ${formatBytes(Math.floor((binaryCap * 3) / 4))} for binary data in one reply; it was not passed on`,
     );

@@ -4,14 +4,13 @@ import {
   ErrorCode,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
-  McpError,
   ReadResourceRequestSchema,
   ReadResourceResultSchema,
   SubscribeRequestSchema,
   UnsubscribeRequestSchema,
   type ReadResourceResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { errorMessage, untrustedErrorMessage } from '@bulkhead/core';
+import { errorMessage } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayFactory, UpstreamExtra } from './context.js';
 import { firstStarts } from './first-starts.js';
@@ -20,30 +19,13 @@ import { pageOf } from './list-pages.js';
 import { boundResourceContents } from './resource-contents.js';
 import { exposedResourceUri, gatewayUri, resolveResource, type ResolvedResource } from './resource-names.js';
 import { ResourceSubscriptions } from './resource-subscriptions.js';
+import { ProtocolError, relayedServerError } from './protocol-error.js';
 
 
 /**
  * A server's JSON-RPC error passed on with its own code and words (the SDK would put its prefix in
  * front again); a third-party server's words come as untrusted data, like its tool results.
  */
-class RelayedError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-  ) {
-    super(message);
-  }
-}
-
-function relayedError(error: unknown, downstream: Downstream, what: string, signal: AbortSignal): unknown {
-  if (!(error instanceof McpError) || signal.aborted) return error;
-  const own = `MCP error ${error.code}: `;
-  const message = error.message.startsWith(own) ? error.message.slice(own.length) : error.message;
-  if (downstream.spec.trust.has('results')) return new RelayedError(error.code, message, error.data);
-  return new RelayedError(error.code, `${what} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(`${downstream.namespace} (third-party MCP server)`, message)}`);
-}
-
 /**
  * resources/list, resources/templates/list, resources/read, resources/subscribe and unsubscribe
  * across every server that is up and that the caller's profile sees, named by the rule of
@@ -90,14 +72,14 @@ export const resourcesRelay: RelayFactory = (context) => {
       }
     })();
     context.auditor.recordRejected(`gateway:${method}`, context.callerOf(server, extra), { uri }, refusal);
-    throw new McpError(ErrorCode.InvalidParams, refusal);
+    throw new ProtocolError(ErrorCode.InvalidParams, refusal);
   };
 
   const request = async <T>(downstream: Downstream, what: string, signal: AbortSignal, send: (options: { signal: AbortSignal; timeoutMs: number }) => Promise<T>): Promise<T> => {
     try {
       return await send({ signal, timeoutMs: context.config.call_timeout_ms });
     } catch (error) {
-      throw relayedError(error, downstream, what, signal);
+      throw relayedServerError(error, { trusted: downstream.spec.trust.has('results'), namespace: downstream.namespace, what, signal });
     }
   };
 
@@ -176,7 +158,7 @@ export const resourcesRelay: RelayFactory = (context) => {
     const downstream = context.downstreams.get(target.namespace)!;
     await gated(context, { server, extra }, { namespace: target.namespace, method: 'resources/subscribe', risk: 'low', args: { uri: target.uri }, subjectArg: 'uri' }, async () => {
       if (downstream.state === 'ready' && !downstream.capabilities?.resources?.subscribe) {
-        throw new McpError(ErrorCode.InvalidRequest, `${target.namespace} does not offer resource subscriptions (it did not declare resources.subscribe), so ${uri} cannot be subscribed to`);
+        throw new ProtocolError(ErrorCode.InvalidRequest, `${target.namespace} does not offer resource subscriptions (it did not declare resources.subscribe), so ${uri} cannot be subscribed to`);
       }
       await subscriptions.subscribe(server, target, uri, extra.signal);
       // It may have closed while the server's subscribe was under way.

@@ -2,12 +2,13 @@ import { realpathSync } from 'node:fs';
 import { basename, isAbsolute, relative, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, McpError, RootsListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, RootsListChangedNotificationSchema, type Root } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { errorMessage } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext } from './context.js';
 import { clientName, routeOf } from './server-requests.js';
+import { ProtocolError } from './protocol-error.js';
 
 /**
  * A client's roots/list answer, read leniently: a root that is not `file:` (which the SDK's own
@@ -79,7 +80,7 @@ export async function answerRoots(context: RelayContext, downstream: Downstream)
     const listed = await route.extra.sendRequest({ method: 'roots/list' }, ClientRootsSchema, { signal, timeout: context.config.call_timeout_ms });
     return { roots: narrowRoots(listed.roots, own) };
   } catch (error) {
-    throw new McpError(ErrorCode.InternalError, `roots/list from ${downstream.namespace} failed: ${clientName(route.server)} declared roots but did not list them (${errorMessage(error)})`);
+    throw new ProtocolError(ErrorCode.InternalError, `roots/list from ${downstream.namespace} failed: ${clientName(route.server)} declared roots but did not list them (${errorMessage(error)})`);
   }
 }
 

@@ -1,8 +1,9 @@
-import { CreateMessageResultSchema, CreateMessageResultWithToolsSchema, ErrorCode, McpError, type CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageResultSchema, CreateMessageResultWithToolsSchema, ErrorCode, type CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext } from './context.js';
 import { gated } from './gated.js';
 import { clientName, routeOf } from './server-requests.js';
+import { ProtocolError } from './protocol-error.js';
 
 /**
  * A server's sampling/createMessage, sent to the model of the client whose call it serves, only
@@ -15,7 +16,7 @@ export async function relaySampling(context: RelayContext, downstream: Downstrea
   const namespace = downstream.namespace;
   const route = routeOf(context, downstream, 'sampling/createMessage', signal, 'stdio');
   if (!route)
-    throw new McpError(
+    throw new ProtocolError(
       ErrorCode.InvalidRequest,
       `sampling/createMessage from ${namespace} was refused: none of its tool calls is under way, so the gateway cannot tell which client's model it is for. Ask within the tool call that needs it.`,
     );
@@ -25,9 +26,9 @@ export async function relaySampling(context: RelayContext, downstream: Downstrea
   const operation = { namespace, method: 'sampling/createMessage', risk: 'high', args, needsAllowEntry: !context.builtins.has(namespace) } as const;
   return gated(context, route, operation, async () => {
     const declared = route.server.getClientCapabilities()?.sampling;
-    if (!declared) throw new McpError(ErrorCode.InvalidRequest, `${clientName(route.server)} cannot sample: it did not declare sampling, so ${namespace}'s request for a model's answer was not sent. Use a client that supports MCP sampling for this tool.`);
+    if (!declared) throw new ProtocolError(ErrorCode.InvalidRequest, `${clientName(route.server)} cannot sample: it did not declare sampling, so ${namespace}'s request for a model's answer was not sent. Use a client that supports MCP sampling for this tool.`);
     const withTools = params.tools !== undefined || params.toolChoice !== undefined;
-    if (withTools && !declared.tools) throw new McpError(ErrorCode.InvalidRequest, `${clientName(route.server)} cannot sample with tools: it declared sampling without tools, so ${namespace}'s request was not sent.`);
+    if (withTools && !declared.tools) throw new ProtocolError(ErrorCode.InvalidRequest, `${clientName(route.server)} cannot sample with tools: it declared sampling without tools, so ${namespace}'s request was not sent.`);
     const options = { signal, timeout: context.config.call_timeout_ms };
     return withTools ? route.extra.sendRequest(request, CreateMessageResultWithToolsSchema, options) : route.extra.sendRequest(request, CreateMessageResultSchema, options);
   });

@@ -1,10 +1,11 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { Downstream, ServerRequestHandlers } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { relayElicitation } from './elicitation.js';
 import { answerRoots, installRoots } from './roots.js';
 import { relaySampling } from './sampling.js';
+import { ProtocolError } from './protocol-error.js';
 
 /** The client connection a server's request goes to, with the request context to send it with. */
 export interface Route {
@@ -41,7 +42,7 @@ export function routeOf(context: RelayContext, downstream: Downstream, method: s
   const calls = context.calls.of(downstream.namespace);
   const connections = new Set(calls.map((call) => call.server));
   if (connections.size > 1)
-    throw new McpError(
+    throw new ProtocolError(
       ErrorCode.InvalidRequest,
       `${method} from ${downstream.namespace} was refused: tool calls of ${connections.size} client connections are under way on ${downstream.namespace}, and the request does not say which one it serves. Try again when only one client is calling ${downstream.namespace}.`,
     );

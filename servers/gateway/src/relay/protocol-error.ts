@@ -1,4 +1,5 @@
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { untrustedErrorMessage } from '@bulkhead/core';
 
 /**
  * A JSON-RPC error whose message reaches the client as written. The SDK sends a thrown error's
@@ -24,4 +25,15 @@ export function bareMessage(error: McpError): string {
 /** A server's McpError passed on as it sent it, code, message and data. */
 export function passedOn(error: unknown): unknown {
   return error instanceof McpError ? new ProtocolError(error.code, bareMessage(error), error.data) : error;
+}
+
+/**
+ * A server's JSON-RPC error on its way to the client: as it sent it when its results are trusted,
+ * else its message wrapped as untrusted data (a third-party server's error text reaches the model
+ * as much as its results do), after `what` failed … in the gateway's own words.
+ */
+export function relayedServerError(error: unknown, options: { readonly trusted: boolean; readonly namespace: string; readonly what: string; readonly signal: AbortSignal }): unknown {
+  if (!(error instanceof McpError) || options.signal.aborted) return error;
+  if (options.trusted) return passedOn(error);
+  return new ProtocolError(error.code, `${options.what} failed with JSON-RPC error ${error.code}:\n${untrustedErrorMessage(`${options.namespace} (third-party MCP server)`, bareMessage(error))}`);
 }
