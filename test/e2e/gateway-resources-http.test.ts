@@ -64,25 +64,25 @@ describe('resources over HTTP, shared by several clients', () => {
     // The deny rule's glob matches the blob template's string: the template is not listed, and its URIs are refused.
     expect((await gateway.client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate)).toEqual(['demo://resource/dynamic/text/{resourceId}', 'fixture://item/{id}']);
     expect(await refusal(gateway.client.readResource({ uri: 'demo://resource/dynamic/blob/3' }))).toBe(
-      `MCP error -32600: MCP error -32600: Permission denied: everything:resources/read is denied by ${ws.path('.bulkhead/permissions.yaml')} line 4 (\`everything:resources/read(demo://resource/dynamic/blob/*)\`). To allow it: remove or narrow that deny entry.`,
+      `MCP error -32600: Permission denied: everything:resources/read is denied by ${ws.path('.bulkhead/permissions.yaml')} line 4 (\`everything:resources/read(demo://resource/dynamic/blob/*)\`). To allow it: remove or narrow that deny entry.`,
     );
     expect((await gateway.client.readResource({ uri: 'demo://resource/dynamic/text/3' })).contents[0]).toMatchObject({ text: expect.stringMatching(/^Resource 3: /) });
     expect(await narrow.listResources()).toEqual({ resources: [] });
     expect(await narrow.listResourceTemplates()).toEqual({ resourceTemplates: [] });
     expect(await refusal(narrow.readResource({ uri: 'demo://resource/static/document/features.md' }))).toBe(
-      'MCP error -32602: MCP error -32602: Unknown resource demo://resource/static/document/features.md: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
+      'MCP error -32602: Unknown resource demo://resource/static/document/features.md: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
     );
     expect(await refusal(narrow.readResource({ uri: 'bulkhead://everything/demo://resource/static/document/features.md' }))).toBe(
-      'MCP error -32602: MCP error -32602: Unknown resource bulkhead://everything/demo://resource/static/document/features.md: this gateway has no server called everything (its servers: fs)',
+      'MCP error -32602: Unknown resource bulkhead://everything/demo://resource/static/document/features.md: this gateway has no server called everything (its servers: fs)',
     );
     expect(await refusal(narrow.subscribeResource({ uri: 'fixture://item/1' }))).toBe(
-      'MCP error -32602: MCP error -32602: Unknown resource fixture://item/1: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
+      'MCP error -32602: Unknown resource fixture://item/1: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
     );
     expect(await subscribedOnFixture()).toBe('[]');
     // The fs compartment offers no resources: a read by its bulkhead:// form goes to it, and it answers as it does to any client.
     expect(await refusal(narrow.readResource({ uri: 'bulkhead://fs/file:///etc/passwd' }))).toBe('MCP error -32601: Method not found');
     expect(await refusal(narrow.subscribeResource({ uri: 'bulkhead://fs/file:///etc/passwd' }))).toBe(
-      'MCP error -32600: MCP error -32600: fs does not offer resource subscriptions (it did not declare resources.subscribe), so bulkhead://fs/file:///etc/passwd cannot be subscribed to',
+      'MCP error -32600: fs does not offer resource subscriptions (it did not declare resources.subscribe), so bulkhead://fs/file:///etc/passwd cannot be subscribed to',
     );
     const audit = readFileSync(ws.path('.bulkhead/audit/gateway.jsonl'), 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { tool: string; args: { uri?: string }; outcome: string });
     expect(audit.filter((line) => line.tool.startsWith('gateway:resources/')).map((line) => `${line.tool} ${line.args.uri} ${line.outcome}`)).toEqual([
