@@ -66,7 +66,7 @@ describe('resolveResourceUri and exposedResourceUri', () => {
     expect(resolveResource(owners, 'test://nowhere')).toEqual({ kind: 'none' });
   });
 
-  it('prefers a listed URI to a template that matches it, and a server that lists bulkhead:// URIs keeps them', () => {
+  it('prefers a listed URI to a template that matches it, and shows a server\'s own bulkhead:// URIs, in any spelling, under its namespace', () => {
     const mixed = new Map([
       ['a', owner(['shop://item/42'])],
       ['b', owner([], ['shop://item/{id}'])],
@@ -75,8 +75,12 @@ describe('resolveResourceUri and exposedResourceUri', () => {
     expect(resolveResourceUri(mixed, 'shop://item/42')).toEqual({ namespace: 'a', uri: 'shop://item/42' });
     expect(resolveResourceUri(mixed, 'shop://item/43')).toEqual({ namespace: 'b', uri: 'shop://item/43' });
     expect(exposedResourceUri(mixed, 'b', 'shop://item/42')).toBe('bulkhead://b/shop://item/42');
-    expect(resolveResourceUri(mixed, 'bulkhead://elsewhere/thing')).toEqual({ namespace: 'c', uri: 'bulkhead://elsewhere/thing' });
-    expect(exposedResourceUri(mixed, 'c', 'bulkhead://elsewhere/thing')).toBe('bulkhead://elsewhere/thing');
+    // The gateway's scheme names a server by its namespace alone: a server cannot pose as another one (or as a server that is not there).
+    expect(resolveResource(mixed, 'bulkhead://elsewhere/thing')).toEqual({ kind: 'unknown_namespace', namespace: 'elsewhere' });
+    expect(exposedResourceUri(mixed, 'c', 'bulkhead://elsewhere/thing')).toBe('bulkhead://c/bulkhead://elsewhere/thing');
+    expect(resolveResourceUri(mixed, 'bulkhead://c/bulkhead://elsewhere/thing')).toEqual({ namespace: 'c', uri: 'bulkhead://elsewhere/thing' });
+    for (const forged of ['BULKHEAD://a/shop://item/42', 'bulkhead://x@a/shop://item/42', 'bulkhead://a:1/shop://item/42']) expect(exposedResourceUri(mixed, 'c', forged)).toBe(`bulkhead://c/${forged}`);
+    expect(resolveResourceUri(mixed, 'BULKHEAD://a/shop://item/42')).toEqual({ namespace: 'a', uri: 'shop://item/42' });
   });
 });
 

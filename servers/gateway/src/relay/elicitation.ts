@@ -3,7 +3,7 @@ import { neutralizeInvisible } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext } from './context.js';
 import { gated } from './gated.js';
-import { clientName, routeOf } from './server-requests.js';
+import { clientName, gatedRouteOf } from './server-requests.js';
 import { ProtocolError } from './protocol-error.js';
 
 type ElicitationMode = 'form' | 'url';
@@ -28,14 +28,17 @@ export function labelledMessage(namespace: string, message: string): string {
 export async function relayElicitation(context: RelayContext, downstream: Downstream, request: ElicitRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
   const namespace = downstream.namespace;
   const mode: ElicitationMode = request.params.mode ?? 'form';
-  const route = routeOf(context, downstream, 'elicitation/create', signal, 'stdio');
-  if (!route)
-    throw new ProtocolError(
-      ErrorCode.InvalidRequest,
-      `elicitation/create from ${namespace} was refused: none of its tool calls is under way, so the gateway cannot tell which client's user it is for. Ask within the tool call that needs the answer.`,
-    );
   const { message } = request.params;
-  return gated(context, route, { namespace, method: 'elicitation/create', risk: 'low', args: { message, mode } }, async () => {
+  const args = { message, mode };
+  const route = gatedRouteOf(
+    context,
+    downstream,
+    'elicitation/create',
+    signal,
+    args,
+    `elicitation/create from ${namespace} was refused: none of its tool calls is under way, so the gateway cannot tell which client's user it is for. Ask within the tool call that needs the answer.`,
+  );
+  return gated(context, route, { namespace, method: 'elicitation/create', risk: 'low', args }, async () => {
     const declared = route.server.getClientCapabilities()?.elicitation;
     if (!supports(declared, mode)) {
       const what = mode === 'url' ? 'cannot open URLs for its user: it did not declare elicitation in url mode' : 'cannot show forms: it did not declare elicitation';

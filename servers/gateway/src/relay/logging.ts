@@ -35,6 +35,16 @@ function cleanText(text: string): string {
 }
 
 /**
+ * A third-party server's structured log data, passed as it is while its JSON is within the cap
+ * of a log line; over it, its JSON as text, cleaned and cut like a text line (a 2 MiB object
+ * would otherwise reach every client's log view whole).
+ */
+function boundedData(data: unknown): unknown {
+  const json = JSON.stringify(data) ?? '';
+  return Buffer.byteLength(json) <= MAX_LOG_TEXT_BYTES ? data : cleanText(json);
+}
+
+/**
  * logging/setLevel and log messages across the gateway. A client's level filters what it is sent
  * (the SDK's filter of each connection), and the most verbose level that any open connection
  * set is forwarded to every server that logs (one server serves every client), also to a
@@ -76,7 +86,7 @@ export const loggingRelay: RelayFactory = (context) => {
   const relay = (downstream: Downstream, params: LoggingMessageNotification['params']) => {
     const trusted = context.builtins.has(downstream.namespace) || downstream.spec.trust.has('results');
     const logger = params.logger === undefined ? downstream.namespace : `${downstream.namespace}/${trusted ? params.logger : cleanText(params.logger)}`;
-    const data = !trusted && typeof params.data === 'string' ? cleanText(params.data) : params.data;
+    const data = trusted ? params.data : typeof params.data === 'string' ? cleanText(params.data) : boundedData(params.data);
     for (const server of [...context.sessions].filter((session) => sees(session, downstream.namespace))) void server.sendLoggingMessage({ ...params, logger, data }, server.transport?.sessionId).catch(() => undefined);
   };
   for (const downstream of context.downstreams.values()) {

@@ -74,7 +74,7 @@ export function narrowRoots(clientRoots: readonly { uri: string; name?: string |
 export async function answerRoots(context: RelayContext, downstream: Downstream): Promise<{ roots: Root[] }> {
   const own = gatewayRoots(context);
   const signal = AbortSignal.timeout(context.config.call_timeout_ms);
-  const route = routeOf(context, downstream, 'roots/list', signal, 'any');
+  const route = routeOf(context, downstream, 'roots/list', signal);
   if (!route || !route.server.getClientCapabilities()?.roots) return { roots: own.map((entry) => entry.root) };
   try {
     const listed = await route.extra.sendRequest({ method: 'roots/list' }, ClientRootsSchema, { signal, timeout: context.config.call_timeout_ms });

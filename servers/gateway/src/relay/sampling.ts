@@ -2,7 +2,7 @@ import { CreateMessageResultSchema, CreateMessageResultWithToolsSchema, ErrorCod
 import type { Downstream } from '../downstream/downstream.js';
 import type { RelayContext } from './context.js';
 import { gated } from './gated.js';
-import { clientName, routeOf } from './server-requests.js';
+import { clientName, gatedRouteOf } from './server-requests.js';
 import { ProtocolError } from './protocol-error.js';
 
 /**
@@ -14,15 +14,17 @@ import { ProtocolError } from './protocol-error.js';
  */
 export async function relaySampling(context: RelayContext, downstream: Downstream, request: CreateMessageRequest, signal: AbortSignal): Promise<Record<string, unknown>> {
   const namespace = downstream.namespace;
-  const route = routeOf(context, downstream, 'sampling/createMessage', signal, 'stdio');
-  if (!route)
-    throw new ProtocolError(
-      ErrorCode.InvalidRequest,
-      `sampling/createMessage from ${namespace} was refused: none of its tool calls is under way, so the gateway cannot tell which client's model it is for. Ask within the tool call that needs it.`,
-    );
   const { params } = request;
   // `outputLimit`, not `maxTokens`: the audit log redacts every key that says token.
   const args = { outputLimit: params.maxTokens, messages: params.messages.length, systemPromptLength: params.systemPrompt?.length ?? 0 };
+  const route = gatedRouteOf(
+    context,
+    downstream,
+    'sampling/createMessage',
+    signal,
+    args,
+    `sampling/createMessage from ${namespace} was refused: none of its tool calls is under way, so the gateway cannot tell which client's model it is for. Ask within the tool call that needs it.`,
+  );
   const operation = { namespace, method: 'sampling/createMessage', risk: 'high', args, needsAllowEntry: !context.builtins.has(namespace) } as const;
   return gated(context, route, operation, async () => {
     const declared = route.server.getClientCapabilities()?.sampling;

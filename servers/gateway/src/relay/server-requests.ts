@@ -1,5 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { errorMessage } from '@bulkhead/core';
 import type { Downstream, ServerRequestHandlers } from '../downstream/downstream.js';
 import type { RelayContext, RelayFactory, UpstreamExtra } from './context.js';
 import { relayElicitation } from './elicitation.js';
@@ -33,12 +34,11 @@ export function connectionExtra(server: Server, signal: AbortSignal): UpstreamEx
  * Whose client a server's request is for. It carries nothing that names the call it serves, so it
  * goes to the connection whose tool call is under way on that server; calls of several
  * connections cannot be told apart, so that is refused. With no call under way, only a single open
- * connection is the obvious one, and `outsideCalls` says whether one may be used then (a request
- * gated by permissions needs the connection's access, which only a stdio connection has without a
- * request of its own). Returns undefined when no connection is the one (the caller then answers
- * for the gateway or refuses); throws when it cannot tell.
+ * stdio connection is the obvious one: a Streamable HTTP session's token (so its profile, which may
+ * hide this server) is known only from a request of its own. Returns undefined when no connection
+ * is the one (the caller then answers for the gateway or refuses); throws when it cannot tell.
  */
-export function routeOf(context: RelayContext, downstream: Downstream, method: string, signal: AbortSignal, outsideCalls: 'any' | 'stdio'): Route | undefined {
+export function routeOf(context: RelayContext, downstream: Downstream, method: string, signal: AbortSignal): Route | undefined {
   const calls = context.calls.of(downstream.namespace);
   const connections = new Set(calls.map((call) => call.server));
   if (connections.size > 1)
@@ -50,9 +50,25 @@ export function routeOf(context: RelayContext, downstream: Downstream, method: s
   if (call) return { server: call.server, extra: call.extra, caller: call.caller };
   if (context.sessions.size !== 1) return undefined;
   const [server] = [...context.sessions] as [Server];
-  if (outsideCalls === 'stdio' && server.transport?.sessionId !== undefined) return undefined;
+  if (server.transport?.sessionId !== undefined) return undefined;
   const extra = connectionExtra(server, signal);
   return { server, extra, caller: context.callerOf(server, extra) };
+}
+
+/**
+ * The route of a request the permission gate decides (elicitation, sampling), or the refusal when
+ * there is none, audited as `<ns>:<method>` like the gate's own refusals (no client was chosen,
+ * so the caller is `none`).
+ */
+export function gatedRouteOf(context: RelayContext, downstream: Downstream, method: 'elicitation/create' | 'sampling/createMessage', signal: AbortSignal, args: Record<string, unknown>, noRoute: string): Route {
+  try {
+    const route = routeOf(context, downstream, method, signal);
+    if (!route) throw new ProtocolError(ErrorCode.InvalidRequest, noRoute);
+    return route;
+  } catch (error) {
+    context.auditor.recordRejected(`${downstream.namespace}:${method}`, 'none', args, errorMessage(error));
+    throw error;
+  }
 }
 
 /** The name a client gave in initialize, for messages about it. */
