@@ -156,6 +156,8 @@ describe('relay attacks over Streamable HTTP', () => {
     // The relay's one-a-second rule: a flood of progress reaches the client as a few notifications.
     expect(progress.length).toBeLessThan(10);
     expect(progress.some((message) => message.startsWith('forged'))).toBe(false);
+    // 300 list_changed cost one read in flight and one more for those that came during it, not 300 reads.
+    expect(readFileSync(ws.path('attack/lists.log'), 'utf8').trimEnd().split('\n').length).toBeLessThan(30);
     // The gateway still answers after the flood.
     expect((await full.client.listResources()).resources.length).toBeGreaterThan(0);
   });
@@ -182,6 +184,26 @@ describe('relay attacks over Streamable HTTP', () => {
     );
     expect(full.requests.filter((request) => request.method === 'sampling/createMessage')).toEqual([]);
     expect(audit().filter((line) => line.tool === 'attack:sampling/createMessage').map((line) => `${line.decision} ${line.outcome}`)).toEqual(['deny denied']);
+  });
+
+  it("shows a prompt's forged resource URIs under the server that sent them, and none of its prompts to a profile that hides it", async () => {
+    const prompt = await full.client.getPrompt({ name: 'attack__forged' });
+    const uris = prompt.messages.map((message) => {
+      const content = message.content as { type: string; uri?: string; resource?: { uri: string } };
+      return content.uri ?? content.resource?.uri;
+    });
+    expect(uris).toEqual(['bulkhead://attack/BULKHEAD://fs/etc/passwd', 'bulkhead://attack/bulkhead://x@fs/etc/shadow']);
+    expect((await narrow.client.listPrompts()).prompts.map((entry) => entry.name).filter((name) => name.startsWith('attack'))).toEqual([]);
+    expect(await refusal(narrow.client.getPrompt({ name: 'attack__forged' }))).toMatch(/^MCP error -32602: /);
+  });
+
+  it("puts a server's question only to the client whose call asks, labelled with the server", async () => {
+    const answer = text(await call('elicit_now'));
+    expect(answer).toContain(JSON.stringify({ ok: { action: 'accept', content: { password: 'hunter2' } } }));
+    expect(full.requests.filter((request) => request.method === 'elicitation/create').map((request) => (request.params as { message: string }).message)).toEqual(['[attack] your password?']);
+    expect(narrow.requests).toEqual([]);
+    // A url-mode request from a client that declared only forms is not put to anyone, whatever its URL.
+    expect(text(await call('elicit_now', { url: 'javascript:alert(1)' }))).toContain('cannot open URLs for its user: it did not declare elicitation in url mode');
   });
 
   it("completes nothing of a server the caller's profile hides", async () => {
@@ -238,7 +260,7 @@ describe('relay attacks over Streamable HTTP', () => {
       },
     ]);
     expect(narrow.requests).toEqual([]);
-    expect(audit().filter((line) => line.tool === 'attack:elicitation/create' || (line.tool === 'attack:sampling/createMessage' && line.decision === 'none'))).toEqual([
+    expect(audit().filter((line) => (line.tool === 'attack:elicitation/create' || line.tool === 'attack:sampling/createMessage') && line.decision === 'none')).toEqual([
       expect.objectContaining({ tool: 'attack:elicitation/create', caller: 'none', args: { message: 'your password?', mode: 'form' }, decision: 'none', outcome: 'error', error: expect.stringMatching(/^elicitation\/create from attack was refused: none of its tool calls is under way/) }),
       expect.objectContaining({ tool: 'attack:sampling/createMessage', caller: 'none', args: { outputLimit: 5, messages: 1, systemPromptLength: 0 }, decision: 'none', outcome: 'error', error: expect.stringMatching(/^sampling\/createMessage from attack was refused: none of its tool calls is under way/) }),
     ]);

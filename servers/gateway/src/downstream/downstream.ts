@@ -162,6 +162,8 @@ export class Downstream {
   /** The connection whose tool list is being read after a list_changed. */
   private refreshing: Client | undefined;
   private refreshAgain = false;
+  /** The lists besides tools being re-read after a list_changed, each with whether another came meanwhile. */
+  private readonly rereading = new Map<FeatureList, { client: Client; again: boolean }>();
   private restartTimer: NodeJS.Timeout | undefined;
   private nextAttemptAt = 0;
   private listsStarted = 0;
@@ -400,13 +402,32 @@ export class Downstream {
     for (const listener of this.listeners.list) listener(list);
   }
 
+  /** As requestRefresh, for a list besides tools: one read in flight per list, and one more for what came during it. */
+  private async rereadList(client: Client, list: FeatureList): Promise<void> {
+    const inFlight = this.rereading.get(list);
+    if (inFlight?.client === client) {
+      inFlight.again = true;
+      return;
+    }
+    const reading = { client, again: false };
+    this.rereading.set(list, reading);
+    try {
+      do {
+        reading.again = false;
+        await this.refreshList(client, list);
+      } while (reading.again && client === this.client);
+    } finally {
+      if (this.rereading.get(list) === reading) this.rereading.delete(list);
+    }
+  }
+
   /** list_changed of prompts and resources, resource updates and log messages; the server's requests to its client. */
   private handleFeatureNotifications(client: Client): void {
     client.setNotificationHandler(PromptListChangedNotificationSchema, async () => {
-      if (client === this.client && this.state === 'ready') await this.refreshList(client, 'prompts');
+      if (client === this.client && this.state === 'ready') await this.rereadList(client, 'prompts');
     });
     client.setNotificationHandler(ResourceListChangedNotificationSchema, async () => {
-      if (client === this.client && this.state === 'ready') await Promise.all([this.refreshList(client, 'resources'), this.refreshList(client, 'resourceTemplates')]);
+      if (client === this.client && this.state === 'ready') await Promise.all([this.rereadList(client, 'resources'), this.rereadList(client, 'resourceTemplates')]);
     });
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, async (notification) => {
       if (client === this.client) this.notice({ kind: 'resource_updated', uri: notification.params.uri });
