@@ -141,6 +141,9 @@ describe('relay attacks over Streamable HTTP', () => {
     await full.client.setLoggingLevel('debug');
     await full.client.subscribeResource({ uri: 'attack://own/1' });
     expect(await refusal(narrow.client.subscribeResource({ uri: 'attack://own/1' }))).toMatch(/^MCP error -32602: Unknown resource attack:\/\/own\/1: /);
+    // Nor can it end another connection's subscription, by either spelling.
+    await narrow.client.unsubscribeResource({ uri: 'attack://own/1' });
+    await narrow.client.unsubscribeResource({ uri: 'bulkhead://attack/attack://own/1' });
     expect(await refusal(narrow.client.readResource({ uri: 'bulkhead://attack/attack://own/1' }))).toBe(
       'MCP error -32602: Unknown resource bulkhead://attack/attack://own/1: this gateway has no server called attack (its servers: fs)',
     );
@@ -202,6 +205,20 @@ describe('relay attacks over Streamable HTTP', () => {
     expect(answer).toContain(JSON.stringify({ ok: { action: 'accept', content: { password: 'hunter2' } } }));
     expect(full.requests.filter((request) => request.method === 'elicitation/create').map((request) => (request.params as { message: string }).message)).toEqual(['[attack] your password?']);
     expect(narrow.requests).toEqual([]);
+    // With a call of another connection under way on the server, it cannot be told whose question it is: refused, audited.
+    const other = await gateway.connect(EVERY_REQUEST);
+    const held = other.client.callTool({ name: 'call_tool', arguments: { name: 'attack__hold', arguments: { ms: 2500 } } });
+    await until('the other call to be under way', () => existsSync(ws.path('attack/hold.log')));
+    expect(text(await call('elicit_now'))).toContain(
+      JSON.stringify({ error: 'MCP error -32600: elicitation/create from attack was refused: tool calls of 2 client connections are under way on attack, and the request does not say which one it serves. Try again when only one client is calling attack.' }),
+    );
+    expect(text(await held)).toContain('held');
+    expect(other.requests).toEqual([]);
+    await (other.client.transport as StreamableHTTPClientTransport).terminateSession();
+    await other.client.close();
+    expect(audit().filter((line) => line.tool === 'attack:elicitation/create' && line.decision === 'none').map((line) => line.error)).toEqual([
+      'elicitation/create from attack was refused: tool calls of 2 client connections are under way on attack, and the request does not say which one it serves. Try again when only one client is calling attack.',
+    ]);
     // A url-mode request from a client that declared only forms is not put to anyone, whatever its URL.
     expect(text(await call('elicit_now', { url: 'javascript:alert(1)' }))).toContain('cannot open URLs for its user: it did not declare elicitation in url mode');
   });
@@ -260,7 +277,8 @@ describe('relay attacks over Streamable HTTP', () => {
       },
     ]);
     expect(narrow.requests).toEqual([]);
-    expect(audit().filter((line) => (line.tool === 'attack:elicitation/create' || line.tool === 'attack:sampling/createMessage') && line.decision === 'none')).toEqual([
+    const outsideCalls = audit().filter((line) => line.decision === 'none' && line.error?.includes('none of its tool calls is under way'));
+    expect(outsideCalls).toEqual([
       expect.objectContaining({ tool: 'attack:elicitation/create', caller: 'none', args: { message: 'your password?', mode: 'form' }, decision: 'none', outcome: 'error', error: expect.stringMatching(/^elicitation\/create from attack was refused: none of its tool calls is under way/) }),
       expect.objectContaining({ tool: 'attack:sampling/createMessage', caller: 'none', args: { outputLimit: 5, messages: 1, systemPromptLength: 0 }, decision: 'none', outcome: 'error', error: expect.stringMatching(/^sampling\/createMessage from attack was refused: none of its tool calls is under way/) }),
     ]);
