@@ -118,9 +118,11 @@ describe('relay attacks over Streamable HTTP', () => {
 
   it('matches a template made to backtrack in one pass, and matches no URI over 8192 characters', async () => {
     const long = `attack://slow/${'x'.repeat(8000)}`;
-    expect(await refusal(full.client.readResource({ uri: long }))).toMatch(/^MCP error -32602: Unknown resource attack:\/\/slow\/x+: no server of this gateway lists it/);
+    const unknown = (uri: string) => `MCP error -32602: Unknown resource ${uri}: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is`;
+    expect(await refusal(full.client.readResource({ uri: long }))).toBe(unknown(long));
     expect(firstText(await full.client.readResource({ uri: `${long}y` }))).toContain(`attack content of ${long}y`);
-    expect(await refusal(full.client.readResource({ uri: `attack://slow/${'x'.repeat(8200)}y` }))).toMatch(/^MCP error -32602: Unknown resource /);
+    const tooLong = `attack://slow/${'x'.repeat(8200)}y`;
+    expect(await refusal(full.client.readResource({ uri: tooLong }))).toBe(unknown(tooLong));
   });
 
   it('holds a deny rule on reads whatever the spelling of the URI, and audits each refusal', async () => {
@@ -129,7 +131,9 @@ describe('relay attacks over Streamable HTTP', () => {
       expect(await refusal(full.client.readResource({ uri }))).toBe(denied);
     }
     // A trailing slash is no URI the template expands to, so it names no server at all.
-    expect(await refusal(full.client.readResource({ uri: 'demo://resource/dynamic/blob/1/' }))).toMatch(/^MCP error -32602: Unknown resource demo:\/\/resource\/dynamic\/blob\/1\/: /);
+    expect(await refusal(full.client.readResource({ uri: 'demo://resource/dynamic/blob/1/' }))).toBe(
+      'MCP error -32602: Unknown resource demo://resource/dynamic/blob/1/: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
+    );
     const lines = audit().filter((line) => line.tool === 'everything:resources/read' && line.outcome === 'denied');
     expect(lines.map((line) => line.args['uri'])).toEqual(['demo://resource/dynamic/blob/1', 'demo://resource/dynamic/blob/1', 'demo://resource/dynamic/blob/1', 'demo://resource/dynamic/blob/%31', 'demo://resource/dynamic/blob/1/']);
   });
@@ -140,7 +144,9 @@ describe('relay attacks over Streamable HTTP', () => {
     await narrow.client.setLoggingLevel('debug');
     await full.client.setLoggingLevel('debug');
     await full.client.subscribeResource({ uri: 'attack://own/1' });
-    expect(await refusal(narrow.client.subscribeResource({ uri: 'attack://own/1' }))).toMatch(/^MCP error -32602: Unknown resource attack:\/\/own\/1: /);
+    expect(await refusal(narrow.client.subscribeResource({ uri: 'attack://own/1' }))).toBe(
+      'MCP error -32602: Unknown resource attack://own/1: no server of this gateway lists it or has a template it matches; resources/list and resources/templates/list show what there is',
+    );
     // Nor can it end another connection's subscription, by either spelling.
     await narrow.client.unsubscribeResource({ uri: 'attack://own/1' });
     await narrow.client.unsubscribeResource({ uri: 'bulkhead://attack/attack://own/1' });
@@ -197,7 +203,7 @@ describe('relay attacks over Streamable HTTP', () => {
     });
     expect(uris).toEqual(['bulkhead://attack/BULKHEAD://fs/etc/passwd', 'bulkhead://attack/bulkhead://x@fs/etc/shadow']);
     expect((await narrow.client.listPrompts()).prompts.map((entry) => entry.name).filter((name) => name.startsWith('attack'))).toEqual([]);
-    expect(await refusal(narrow.client.getPrompt({ name: 'attack__forged' }))).toMatch(/^MCP error -32602: /);
+    expect(await refusal(narrow.client.getPrompt({ name: 'attack__forged' }))).toBe('MCP error -32602: Unknown prompt attack__forged; prompts/list lists the prompts there are');
   });
 
   it("puts a server's question only to the client whose call asks, labelled with the server", async () => {
@@ -224,10 +230,13 @@ describe('relay attacks over Streamable HTTP', () => {
   });
 
   it("completes nothing of a server the caller's profile hides", async () => {
-    expect(await refusal(narrow.client.complete({ ref: { type: 'ref/resource', uri: 'attack://slow/{+a}x{+b}x{+c}x{+d}x{+e}x{+f}x{+g}x{+h}y' }, argument: { name: 'a', value: '' } }))).toMatch(
-      /^MCP error -32602: /,
+    const unknownRef = (ref: string) => `MCP error -32602: Unknown resource or resource template ${ref}; resources/list and resources/templates/list list the ones there are`;
+    for (const uri of ['attack://slow/{+a}x{+b}x{+c}x{+d}x{+e}x{+f}x{+g}x{+h}y', 'bulkhead://attack/attack://own/1']) {
+      expect(await refusal(narrow.client.complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'a', value: '' } }))).toBe(unknownRef(uri));
+    }
+    expect(await refusal(narrow.client.complete({ ref: { type: 'ref/prompt', name: 'attack__forged' }, argument: { name: 'a', value: '' } }))).toBe(
+      'MCP error -32602: Unknown prompt attack__forged; prompts/list lists the prompts there are',
     );
-    expect(await refusal(narrow.client.complete({ ref: { type: 'ref/resource', uri: 'bulkhead://attack/attack://own/1' }, argument: { name: 'a', value: '' } }))).toMatch(/^MCP error -32602: /);
   });
 
   it("passes on none of a client's roots that leave the gateway's root by another host, dot segments, encoded slashes or a symlink", async () => {
