@@ -25,15 +25,18 @@ export function treatmentOf(entry: CatalogEntry, gate: GateMode): string | undef
   return `${VERDICT_WORDS[decision.verdict]}: ${why}${destructive}`;
 }
 
+/** Why a definition (a tool's or a prompt's: `noun`) is held, in the words of the quarantine notes. */
+export function quarantineReason(reason: QuarantinedTool['reason'], findings: readonly string[], noun: 'tool' | 'prompt'): string {
+  const suspicious = findings.join('; ');
+  return reason === 'changed'
+    ? `its definition changed since it was approved${suspicious ? `; the new one is suspicious: ${suspicious}` : ''}`
+    : reason === 'suspicious'
+      ? `suspicious definition: ${suspicious}`
+      : `a new third-party ${noun}, and approve_new_tools in bulkhead.yaml holds new ${noun}s back`;
+}
+
 /** Why a tool waits for a human and how the human lets it through, in one line. */
 export function describeQuarantine({ entry, reason }: QuarantinedTool): string {
   const name = entry.qualified;
-  const suspicious = entry.findings.join('; ');
-  const why =
-    reason === 'changed'
-      ? `its definition changed since it was approved${suspicious ? `; the new one is suspicious: ${suspicious}` : ''}`
-      : reason === 'suspicious'
-        ? `suspicious definition: ${suspicious}`
-        : 'a new third-party tool, and approve_new_tools in bulkhead.yaml holds new tools back';
-  return `${name} is quarantined (${why}); a human approves it with \`bulkhead approve ${name}\``;
+  return `${name} is quarantined (${quarantineReason(reason, entry.findings, 'tool')}); a human approves it with \`bulkhead approve ${name}\``;
 }

@@ -4,6 +4,7 @@ import { VALID_TOOL_NAME } from '../catalog.js';
 import type { Downstream } from '../downstream/downstream.js';
 import { promptPinKey, type QuarantineReason } from '../pins.js';
 import type { RelayContext } from './context.js';
+import { quarantineReason } from '../treatment.js';
 
 /** One prompt of a downstream as the gateway exposes it. */
 export interface PromptEntry {
@@ -78,14 +79,7 @@ function reportedName(name: string): string {
 
 /** Why a prompt waits for a human and how the human lets it through, in one line (the words of a tool's). */
 export function describePromptQuarantine({ entry, reason }: QuarantinedPrompt): string {
-  const suspicious = entry.findings.join('; ');
-  const why =
-    reason === 'changed'
-      ? `its definition changed since it was approved${suspicious ? `; the new one is suspicious: ${suspicious}` : ''}`
-      : reason === 'suspicious'
-        ? `suspicious definition: ${suspicious}`
-        : 'a new third-party prompt, and approve_new_tools in bulkhead.yaml holds new prompts back';
-  return `prompt ${entry.exposed} is quarantined (${why}); a human approves it with \`bulkhead approve ${entry.pinKey}\``;
+  return `prompt ${entry.exposed} is quarantined (${quarantineReason(reason, entry.findings, 'prompt')}); a human approves it with \`bulkhead approve ${entry.pinKey}\``;
 }
 
 /** The refusal of prompts/get for a quarantined prompt: what happened and the command that lets it through. */
