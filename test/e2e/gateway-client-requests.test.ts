@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
-import { EVERYTHING, text } from './helpers.js';
-import { startHttpGateway, startStdioGateway, until, type ClientSide, type HttpGateway, type StdioGateway, type TestClient } from './relay-clients.js';
+import { EVERYTHING, text, until } from './helpers.js';
+import { startHttpGateway, startStdioGateway, type ClientSide, type HttpGateway, type StdioGateway, type TestClient } from './relay-clients.js';
 
 /** server-everything, untrusted but for its results (so the tests read its text as it sent it); its tools allowed, nothing else. */
 const CONFIG = `servers:\n  everything:\n    command: ${process.execPath}\n    args: [${EVERYTHING}, stdio]\n    trust: [results]\n`;

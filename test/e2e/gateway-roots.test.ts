@@ -5,8 +5,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Root } from '@modelcontextprotocol/sdk/types.js';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
-import { text } from './helpers.js';
-import { startHttpGateway, startStdioGateway, until, type HttpGateway, type StdioGateway, type TestClient } from './relay-clients.js';
+import { text, until } from './helpers.js';
+import { startHttpGateway, startStdioGateway, type HttpGateway, type StdioGateway, type TestClient } from './relay-clients.js';
 
 const require = createRequire(import.meta.url);
 /** The reference filesystem server from npm, started with no folder: it relies on MCP roots for what it may touch. */

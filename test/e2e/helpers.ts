@@ -67,3 +67,12 @@ export function alive(pid: number): boolean {
     return false;
   }
 }
+
+/** Waits until `check` holds, polling; fails with `what` after `ms`. */
+export async function until(what: string, check: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

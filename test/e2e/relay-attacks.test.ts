@@ -10,8 +10,8 @@ import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/cl
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
-import { EVERYTHING, text } from './helpers.js';
-import { startHttpGateway, until, type ClientSide, type HttpGateway, type TestClient } from './relay-clients.js';
+import { EVERYTHING, text, until } from './helpers.js';
+import { startHttpGateway, type ClientSide, type HttpGateway, type TestClient } from './relay-clients.js';
 
 const ATTACK_SERVER = fileURLToPath(new URL('../fixtures/relay-attack-server.mjs', import.meta.url));
 const FULL = 'full-access-token-0123456789';
@@ -138,7 +138,7 @@ describe('relay attacks over Streamable HTTP', () => {
     expect(lines.map((line) => line.args['uri'])).toEqual(['demo://resource/dynamic/blob/1', 'demo://resource/dynamic/blob/1', 'demo://resource/dynamic/blob/1', 'demo://resource/dynamic/blob/%31', 'demo://resource/dynamic/blob/1/']);
   });
 
-  it('tells a profile that sees only fs nothing of the hostile server while it floods', async () => {
+  it('tells a profile that sees only fs nothing of the hostile server while it floods, not even that its lists changed', async () => {
     const fullHeard = listen(full);
     const narrowHeard = listen(narrow);
     await narrow.client.setLoggingLevel('debug');
@@ -162,6 +162,9 @@ describe('relay attacks over Streamable HTTP', () => {
     expect(new Set(fullHeard.updated)).toEqual(new Set(['attack://own/1']));
     expect(narrow.logs.filter((log) => String(log.logger).startsWith('attack'))).toEqual([]);
     expect(narrowHeard.updated).toEqual([]);
+    await until('a resources list_changed to reach the full client', () => fullHeard.listChanged > 0);
+    // Nor that a server it cannot see changed its lists: the connection's profile is its token's.
+    expect(narrowHeard.listChanged).toBe(0);
     // The relay's one-a-second rule: a flood of progress reaches the client as a few notifications.
     expect(progress.length).toBeLessThan(10);
     expect(progress.some((message) => message.startsWith('forged'))).toBe(false);

@@ -130,12 +130,3 @@ export async function startHttpGateway(root: string, tokenFile?: { path: string;
     },
   };
 }
-
-/** Waits until `check` holds, polling; fails with `what` after `ms`. */
-export async function until(what: string, check: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
@@ -213,6 +214,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const accessOf = (label: string | undefined): Access => (label !== undefined ? options.accessByToken?.get(label) : undefined) ?? options.access;
   const callerOfRequest = (server: Server, extra: UpstreamExtra): string => `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`;
   const calls = new InFlightCalls();
+  const connectionAccess = new WeakMap<Server, Access>();
   const relays = createRelays({
     controlDir: options.controlDir,
     roots: options.roots ?? [],
@@ -227,6 +229,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     sessions,
     calls,
     accessOf: (extra) => accessOf(extra.authInfo?.clientId),
+    accessOfConnection: (server) => connectionAccess.get(server) ?? options.access,
     callerOf: callerOfRequest,
     report: (line) => options.report?.(line),
   });
@@ -420,7 +423,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     ]),
   );
 
-  async function connect(transport: Transport): Promise<Server> {
+  async function connect(transport: Transport, opener?: AuthInfo): Promise<Server> {
     const session = new LoadedTools(options.toolPolicy.max_active);
     const approvals = new ConnectionApprovals();
     const server = new Server(
@@ -499,6 +502,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return callDownstream(entry, request.params.arguments ?? {}, call, access.gate);
     };
     sessions.add(server);
+    connectionAccess.set(server, accessOf(opener?.clientId));
     server.onclose = () => {
       sessions.delete(server);
       for (const relay of relays) relay.closed?.(server);

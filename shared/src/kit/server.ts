@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
@@ -97,8 +98,12 @@ export interface ToolServer {
   readonly toolNames: readonly string[];
   /** Sends an MCP log notification to every connected client (news that belongs to no call, such as a background task ending). */
   sendLog(level: LoggingLevel, data: unknown): Promise<void>;
-  /** Builds one SDK server for one client connection (HTTP has one per session). */
-  connect(transport: Transport): Promise<Server>;
+  /**
+   * Builds one SDK server for one client connection (HTTP has one per session). `opener` is the
+   * bearer token's AuthInfo the connection was opened with: an HTTP session cannot change hands,
+   * so every request on it carries the same one.
+   */
+  connect(transport: Transport, opener?: AuthInfo): Promise<Server>;
   /** What the server adds to its HTTP endpoint beside `/mcp`. */
   readonly http?: HttpExtensions;
   close(): Promise<void>;

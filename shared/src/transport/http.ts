@@ -254,7 +254,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
         sessionLabels.delete(transport.sessionId);
         lastSeen.delete(transport.sessionId);
       };
-      await toolServer.connect(transport);
+      await toolServer.connect(transport, auth);
       await transport.handleRequest(req, res, body);
       if (transport.sessionId === undefined) await transport.close();
       return;

@@ -151,7 +151,7 @@ function extended(server: ToolServer, routes: readonly HttpRoute[], onClose: () 
       return server.toolNames;
     },
     sendLog: (level, data) => server.sendLog(level, data),
-    connect: (transport) => server.connect(transport),
+    connect: (transport, opener) => server.connect(transport, opener),
     http: { ...server.http, routes: [...(server.http?.routes ?? []), ...routes] },
     close: async () => {
       await onClose();

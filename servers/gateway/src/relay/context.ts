@@ -34,6 +34,8 @@ export interface RelayContext {
   readonly calls: InFlightCalls;
   /** The access (profile and permission gate) of the client that sent a request. */
   readonly accessOf: (extra: UpstreamExtra) => Access;
+  /** The access of a connection, from the token it was opened with (news that belongs to no request goes by it). */
+  readonly accessOfConnection: (server: Server) => Access;
   /** The audit log's caller of a request: client name and version, session, token label. */
   readonly callerOf: (server: Server, extra: UpstreamExtra) => string;
   /** News for the user (the CLI writes it to stderr). */

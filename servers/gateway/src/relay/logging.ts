@@ -2,9 +2,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { EmptyResultSchema, LoggingLevelSchema, SetLevelRequestSchema, type LoggingLevel, type LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { errorMessage, neutralizeInvisible, redactText, truncateHeadTail } from '@bulkhead/core';
 import type { Downstream } from '../downstream/downstream.js';
-import type { Access } from '../gateway.js';
 import type { RelayFactory, UpstreamExtra } from './context.js';
-import { connectionExtra } from './server-requests.js';
 
 /** A log line is for a human's log view: a third-party server's longer text is cut, head and tail kept. */
 const MAX_LOG_TEXT_BYTES = 16 * 1024;
@@ -50,25 +48,12 @@ function boundedData(data: unknown): unknown {
  * set is forwarded to every server that logs (one server serves every client), also to a
  * server that comes up later. A server's notifications/message reaches every connection whose
  * level lets it through and whose profile sees the server, its logger named `<ns>` or
- * `<ns>/<its logger>`. A Streamable HTTP connection's profile is known from its own setLevel
- * (a session is bound to its token), so until it sends one it gets no server's log messages:
- * a profile that hides a server must not hear from it.
+ * `<ns>/<its logger>`; the profile is the one of the token the connection was opened with, so a
+ * profile that hides a server never hears from it.
  */
 export const loggingRelay: RelayFactory = (context) => {
   const levels = new WeakMap<Server, LoggingLevel>();
-  const accesses = new WeakMap<Server, Access>();
-  const accessOf = (server: Server): Access | undefined => {
-    const known = accesses.get(server);
-    if (known || server.transport?.sessionId !== undefined) return known;
-    // A stdio connection has no token: the gateway's own access is its.
-    const access = context.accessOf(connectionExtra(server, new AbortController().signal));
-    accesses.set(server, access);
-    return access;
-  };
-  const sees = (server: Server, namespace: string): boolean => {
-    const access = accessOf(server);
-    return access !== undefined && (access.namespaceVisible?.(namespace) ?? true);
-  };
+  const sees = (server: Server, namespace: string): boolean => context.accessOfConnection(server).namespaceVisible?.(namespace) ?? true;
   /** The level servers are asked for: the most verbose of those the open connections set. */
   const serverLevel = (): LoggingLevel | undefined => {
     const set = [...context.sessions].flatMap((server) => levels.get(server) ?? []);
@@ -105,7 +90,6 @@ export const loggingRelay: RelayFactory = (context) => {
       server.setRequestHandler(SetLevelRequestSchema, async (request, extra) => {
         await sdkHandler?.(request, extra);
         levels.set(server, request.params.level);
-        accesses.set(server, context.accessOf(extra));
         const level = serverLevel() ?? request.params.level;
         await Promise.all([...context.downstreams.values()].filter((downstream) => downstream.state === 'ready').map((downstream) => forward(downstream, level)));
         return {};

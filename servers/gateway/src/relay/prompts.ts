@@ -70,8 +70,8 @@ export function promptFor(context: RelayContext, catalog: PromptCatalog, extra: 
 export const promptsRelay: RelayFactory = (context) => {
   const catalog = promptCatalogOf(context);
   const reported = new Set<string>();
-  // What was listed last, as JSON: nothing before any server is up.
-  let listed = '[]';
+  // What was listed last, by server, as JSON: nothing before any server is up.
+  let listed = new Map<string, string>();
   /** Rebuilds, reports what is new to report, and tells every client when what is listed changed. */
   const changed = () => {
     catalog.invalidate();
@@ -79,11 +79,18 @@ export const promptsRelay: RelayFactory = (context) => {
       reported.add(note);
       context.report(note);
     }
-    const now = JSON.stringify(catalog.entries().map((entry) => entry.shown));
-    if (now === listed) return;
+    const now = new Map<string, string>();
+    for (const namespace of new Set(catalog.entries().map((entry) => entry.namespace))) {
+      now.set(namespace, JSON.stringify(catalog.entries().filter((entry) => entry.namespace === namespace).map((entry) => entry.shown)));
+    }
+    const changedServers = [...new Set([...now.keys(), ...listed.keys()])].filter((namespace) => now.get(namespace) !== listed.get(namespace));
     listed = now;
-    // A client that is gone, or not initialized yet, has no use for it.
-    for (const server of context.sessions) server.sendPromptListChanged().catch(() => undefined);
+    // A client that is gone, or not initialized yet, has no use for it; one whose profile sees
+    // none of the servers that changed is told nothing.
+    for (const server of context.sessions) {
+      const access = context.accessOfConnection(server);
+      if (changedServers.some((namespace) => access.namespaceVisible?.(namespace) ?? true)) server.sendPromptListChanged().catch(() => undefined);
+    }
   };
   for (const downstream of context.downstreams.values()) {
     downstream.listeners.list.add((list) => {

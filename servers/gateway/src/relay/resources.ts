@@ -104,31 +104,37 @@ export const resourcesRelay: RelayFactory = (context) => {
     },
   });
 
-  // Coalesced: a server's resources list_changed re-reads two lists, and a client needs one notice.
-  let announcing = false;
-  const announceListChanged = () => {
-    if (announcing) return;
-    announcing = true;
-    setImmediate(() => {
-      announcing = false;
-      for (const server of context.sessions) server.sendResourceListChanged().catch(() => undefined);
-    });
+  // Coalesced: a server's resources list_changed re-reads two lists, and a client needs one notice;
+  // a client whose profile sees none of the servers that changed is told nothing.
+  const changedServers = new Set<string>();
+  const announceListChanged = (namespace: string) => {
+    if (changedServers.size === 0) {
+      setImmediate(() => {
+        const changed = [...changedServers];
+        changedServers.clear();
+        for (const server of context.sessions) {
+          const access = context.accessOfConnection(server);
+          if (changed.some((name) => access.namespaceVisible?.(name) ?? true)) server.sendResourceListChanged().catch(() => undefined);
+        }
+      });
+    }
+    changedServers.add(namespace);
   };
   const offersResources = (downstream: Downstream) => downstream.lists.resources.length + downstream.lists.resourceTemplates.length > 0;
 
   for (const downstream of context.downstreams.values()) {
     downstream.listeners.list.add((list) => {
       // While it starts, `ready` below announces it once it is listed.
-      if (list !== 'prompts' && downstream.state === 'ready') announceListChanged();
+      if (list !== 'prompts' && downstream.state === 'ready') announceListChanged(downstream.namespace);
     });
     downstream.listeners.ready.add(() => {
-      if (offersResources(downstream)) announceListChanged();
+      if (offersResources(downstream)) announceListChanged(downstream.namespace);
       for (const resource of subscriptions.of(downstream.namespace)) {
         subscribeDownstream(resource, new AbortController().signal).catch((error: unknown) => context.report(`${downstream.namespace}: its resources/subscribe of ${resource.uri} after it came back failed (${errorMessage(error)}); that subscription gets no updates`));
       }
     });
     downstream.listeners.down.add(() => {
-      if (offersResources(downstream)) announceListChanged();
+      if (offersResources(downstream)) announceListChanged(downstream.namespace);
     });
     downstream.listeners.notice.add((notice) => {
       if (notice.kind !== 'resource_updated') return;
