@@ -330,9 +330,16 @@ export function createGateway(options: GatewayOptions): Gateway {
       checkArgumentBounds(state.rawArgs, entry.qualified, { maxBytes: MAX_CHILD_MESSAGE_BYTES });
       return validator.validate(entry.qualified, entry.tool, state.rawArgs);
     };
+    const taskOnly = taskOnlyRefusal(entry.tool, entry.qualified);
     const steps: (Middleware<CallState> | undefined)[] = [
       auditor.middleware(),
       validateMiddleware(validate),
+      // Before the hooks and the gate: a human is not asked about a call that cannot run here.
+      taskOnly !== undefined
+        ? async () => {
+            throw new ToolError(taskOnly, 'unsupported');
+          }
+        : undefined,
       hooks.preToolMiddleware(entry.qualified, validate),
       protectedPathsMiddleware(entry, gate, downstream),
       gateMiddleware(gate, { redactKeys: options.audit.redact_keys, desk }),
@@ -342,8 +349,6 @@ export function createGateway(options: GatewayOptions): Gateway {
       resourceLinksMiddleware(entry.namespace, downstreams),
       hooks.postToolMiddleware(entry.qualified),
       async (state) => {
-        const taskOnly = taskOnlyRefusal(entry.tool, entry.qualified);
-        if (taskOnly !== undefined) throw new ToolError(taskOnly, 'unsupported');
         const progress = state.progress;
         state.result = await downstream.callTool(entry.tool.name, state.args, {
           signal: state.signal,

@@ -34,8 +34,8 @@ export function connectionExtra(server: Server, signal: AbortSignal): UpstreamEx
  * Whose client a server's request is for. It carries nothing that names the call it serves, so it
  * goes to the connection whose tool call is under way on that server; calls of several
  * connections cannot be told apart, so that is refused. With no call under way, only a single open
- * stdio connection is the obvious one: a Streamable HTTP session's token (so its profile, which may
- * hide this server) is known only from a request of its own. Returns undefined when no connection
+ * stdio connection is the obvious one: Streamable HTTP sessions come and go, each under its own
+ * token, and the one open at the moment is not thereby the client the request is for. Returns undefined when no connection
  * is the one (the caller then answers for the gateway or refuses); throws when it cannot tell.
  */
 export function routeOf(context: RelayContext, downstream: Downstream, method: string, signal: AbortSignal): Route | undefined {
