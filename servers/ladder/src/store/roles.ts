@@ -1,19 +1,9 @@
-import { ToolError } from '@bulkhead/core';
 import type { Scope } from './ask-kinds.js';
 import type { Clock, Db } from './database.js';
 import { immediate } from './database.js';
-import { isoTime } from './records.js';
-import type { Role, RoleGrant, RoleGrantInput } from './work-queue.js';
+import { filterRoles, isOwnerIn, requireNotLastOwner, requireOwnerIn, requireScopeIn, scopesFromRoles, toRoleGrant, type RoleRow } from './role-rules.js';
+import type { RoleGrant, RoleGrantInput } from './work-queue.js';
 import { roleGrantInput } from './work-queue.js';
-
-interface RoleRow {
-  repo: string;
-  principal: string;
-  role: Role;
-  lane_id: string;
-  granted_by: string;
-  granted_at: number;
-}
 
 /**
  * Roles per repository. Every principal is a contributor without a grant (authentication is the
@@ -44,23 +34,16 @@ export class SqliteRoles {
 
   /** The scopes `principal` holds on a lane of `repo`; contributor always, every scope for an owner. */
   scopes(repo: string, laneId: string, principal: string): Set<Scope> {
-    const scopes = new Set<Scope>(['contributor']);
-    for (const { role } of this.rolesOf.all(repo, principal, laneId)) {
-      if (role === 'owner') return new Set<Scope>(['contributor', 'maintainer', 'coordinator']);
-      if (role === 'maintainer' || role === 'coordinator') scopes.add(role);
-    }
-    return scopes;
+    return scopesFromRoles(this.rolesOf.all(repo, principal, laneId));
   }
 
   isOwner(repo: string, principal: string): boolean {
-    return this.rolesOf.all(repo, principal, '').some((row) => row.role === 'owner');
+    return isOwnerIn(this.rolesOf.all(repo, principal, ''));
   }
 
   /** Throws `needs <scope> scope` unless `principal` holds it on the lane. */
   requireScope(repo: string, laneId: string, principal: string, scope: Scope, doing: string): void {
-    if (this.scopes(repo, laneId, principal).has(scope)) return;
-    const who = scope === 'coordinator' ? "the lane's coordinators" : scope === 'maintainer' ? "the lane's or the repo's maintainers" : 'contributors';
-    throw new ToolError(`${doing} needs ${scope} scope on ${laneId}: only ${who} (or a repo owner) may; ${principal} holds ${[...this.scopes(repo, laneId, principal)].join(', ')}`, 'forbidden');
+    requireScopeIn(this.scopes(repo, laneId, principal), laneId, principal, scope, doing);
   }
 
   /** Called inside the lane's creation transaction. */
@@ -71,7 +54,7 @@ export class SqliteRoles {
   grant(input: RoleGrantInput, actor: string, laneExists: (laneId: string, repo: string) => void): RoleGrant {
     const grant = roleGrantInput.parse(input);
     return immediate(this.db, () => {
-      this.requireOwner(grant.repo, actor, `granting ${grant.role}`);
+      requireOwnerIn(this.isOwner(grant.repo, actor), grant.repo, actor, `granting ${grant.role}`);
       if (grant.lane_id !== undefined) laneExists(grant.lane_id, grant.repo);
       const row: RoleRow = { repo: grant.repo, principal: grant.principal, role: grant.role, lane_id: grant.lane_id ?? '', granted_by: actor, granted_at: this.clock() };
       this.insert.run(row);
@@ -82,19 +65,14 @@ export class SqliteRoles {
   revoke(input: RoleGrantInput, actor: string): boolean {
     const grant = roleGrantInput.parse(input);
     return immediate(this.db, () => {
-      this.requireOwner(grant.repo, actor, `revoking ${grant.role}`);
-      if (grant.role === 'owner' && this.ownerCount.get(grant.repo) === 1 && this.isOwner(grant.repo, grant.principal)) {
-        throw new ToolError(`${grant.principal} is the last owner of ${grant.repo}; grant another owner first`, 'conflict');
-      }
+      requireOwnerIn(this.isOwner(grant.repo, actor), grant.repo, actor, `revoking ${grant.role}`);
+      if (grant.role === 'owner') requireNotLastOwner(grant, this.ownerCount.get(grant.repo) ?? 0, this.isOwner(grant.repo, grant.principal));
       return this.remove.run(grant.repo, grant.principal, grant.role, grant.lane_id ?? '').changes > 0;
     });
   }
 
   list(repo: string, filter: { principal?: string; laneId?: string } = {}): RoleGrant[] {
-    return this.all
-      .all(repo)
-      .filter((row) => (filter.principal === undefined || row.principal === filter.principal) && (filter.laneId === undefined || row.lane_id === filter.laneId || row.lane_id === ''))
-      .map(toRoleGrant);
+    return filterRoles(this.all.all(repo), filter);
   }
 
   /** The repository's longest-standing owner, if it has one. */
@@ -105,12 +83,4 @@ export class SqliteRoles {
   seedOwner(repo: string, principal: string): void {
     this.insert.run({ repo, principal, role: 'owner', lane_id: '', granted_by: principal, granted_at: this.clock() });
   }
-
-  private requireOwner(repo: string, actor: string, doing: string): void {
-    if (!this.isOwner(repo, actor)) throw new ToolError(`${doing} needs owner scope on ${repo}; ${actor} is not an owner — ask an owner to grant it`, 'forbidden');
-  }
-}
-
-function toRoleGrant(row: RoleRow): RoleGrant {
-  return { repo: row.repo, principal: row.principal, role: row.role, lane_id: row.lane_id === '' ? null : row.lane_id, granted_by: row.granted_by, granted_at: isoTime(row.granted_at) };
 }

@@ -1,10 +1,11 @@
-import { ToolError } from '@bulkhead/core';
 import { AskKinds } from './ask-kinds.js';
 import type { Scope } from './ask-kinds.js';
+import { askSettings } from './ask-rules.js';
 import { SqliteAsks } from './asks.js';
 import type { Clock, Db } from './database.js';
 import { systemClock } from './database.js';
 import { SqliteLanes } from './lanes.js';
+import { requireLaneInRepo } from './role-rules.js';
 import { migrateLanes } from './lanes-schema.js';
 import { SqliteRoles } from './roles.js';
 import { SqliteTokens } from './tokens.js';
@@ -30,8 +31,6 @@ import type {
   WorkQueueStore,
 } from './work-queue.js';
 
-const DEFAULT_LEASE_MS = 15 * 60_000;
-const DEFAULT_MAX_ATTEMPTS = 5;
 
 /**
  * The work queue on one SQLite file (shared with the rungs store). Each module owns its prepared
@@ -48,10 +47,7 @@ export class SqliteWorkQueueStore implements WorkQueueStore {
     migrateLanes(db, clock());
     this.roles = new SqliteRoles(db, clock);
     this.lanes = new SqliteLanes(db, clock, this.roles);
-    this.asks = new SqliteAsks(db, clock, this.lanes, this.roles, new AskKinds(options.extraKinds), {
-      leaseMs: options.leaseMs ?? DEFAULT_LEASE_MS,
-      maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-    });
+    this.asks = new SqliteAsks(db, clock, this.lanes, this.roles, new AskKinds(options.extraKinds), askSettings(options));
     this.tokens = new SqliteTokens(db, clock);
   }
 
@@ -107,8 +103,7 @@ export class SqliteWorkQueueStore implements WorkQueueStore {
 
   async grantRole(input: RoleGrantInput, actor: string): Promise<RoleGrant> {
     return this.roles.grant(input, actor, (laneId, repo) => {
-      const lane = this.lanes.row(laneId);
-      if (lane.repo !== repo) throw new ToolError(`${laneId} is in ${lane.repo}, not ${repo}; grant the role in the lane's own repo`, 'invalid');
+      requireLaneInRepo(laneId, this.lanes.row(laneId).repo, repo);
     });
   }
   async revokeRole(input: RoleGrantInput, actor: string): Promise<boolean> {

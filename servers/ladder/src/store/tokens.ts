@@ -1,25 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { ToolError } from '@bulkhead/core';
 import type { Clock, Db } from './database.js';
-import { isoTime, isoTimeOrNull, newId } from './records.js';
+import { lookupHash, newToken, shouldTouch, toTokenInfo, type TokenRow } from './token-rules.js';
 import type { CreatedToken, TokenInfo } from './work-queue.js';
 
-/** Who a call without a token acts as, on a public repository; no token may act as it, or the audit log could not tell them apart. */
-export const ANONYMOUS = 'anonymous';
-
-const TOKEN_PREFIX = 'bhl_';
-/** 32 random bytes in base64url, without padding. */
-const TOKEN_PATTERN = /^bhl_[A-Za-z0-9_-]{43}$/;
-/** `last_used_at` is a hint, not an audit log: writing it on every request would make every HTTP call a write. */
-const LAST_USED_RESOLUTION_MS = 60_000;
-
-interface TokenRow {
-  id: string;
-  actor: string;
-  created_at: number;
-  last_used_at: number | null;
-  revoked_at: number | null;
-}
+export { ANONYMOUS } from './token-rules.js';
 
 /**
  * Bearer tokens for the HTTP endpoint. Only the SHA-256 of a secret is stored. A secret is looked
@@ -42,20 +25,18 @@ export class SqliteTokens {
   }
 
   create(actor: string): CreatedToken {
-    if (actor.length === 0) throw new ToolError('a token needs an actor', 'invalid_arguments');
-    if (actor === ANONYMOUS) throw new ToolError(`${ANONYMOUS} is who calls without a token act as on a public repository; give a token another actor`, 'invalid_arguments');
-    const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-    const row: TokenRow = { id: newId('tok'), actor, created_at: this.clock(), last_used_at: null, revoked_at: null };
-    this.insert.run(row.id, actor, sha256(secret), row.created_at);
-    return { ...toTokenInfo(row), secret };
+    const { row, secretSha256, created } = newToken(actor, this.clock());
+    this.insert.run(row.id, actor, secretSha256, row.created_at);
+    return created;
   }
 
   verify(secret: string): string | undefined {
-    if (!TOKEN_PATTERN.test(secret)) return undefined;
-    const row = this.byHash.get(sha256(secret));
+    const hash = lookupHash(secret);
+    if (hash === undefined) return undefined;
+    const row = this.byHash.get(hash);
     if (!row || row.revoked_at !== null) return undefined;
     const now = this.clock();
-    if (row.last_used_at === null || now - row.last_used_at >= LAST_USED_RESOLUTION_MS) this.touch.run(now, row.id);
+    if (shouldTouch(row, now)) this.touch.run(now, row.id);
     return row.actor;
   }
 
@@ -66,12 +47,4 @@ export class SqliteTokens {
   list(actor?: string): TokenInfo[] {
     return this.all.all({ actor: actor ?? null }).map(toTokenInfo);
   }
-}
-
-function sha256(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
-}
-
-function toTokenInfo(row: TokenRow): TokenInfo {
-  return { id: row.id, actor: row.actor, created_at: isoTime(row.created_at), last_used_at: isoTimeOrNull(row.last_used_at), revoked_at: isoTimeOrNull(row.revoked_at) };
 }
