@@ -61,6 +61,7 @@ import { InFlightCalls } from './relay/in-flight.js';
 import { createRelays, relayCapabilities } from './relay/index.js';
 import { taskOnlyRefusal } from './relay/tasks.js';
 import { resourceLinksMiddleware } from './relay/resource-links.js';
+import { relayedCallMeta } from './relay/identity.js';
 import { reviewQuarantined } from './review.js';
 import { describeQuarantine, treatmentOf } from './treatment.js';
 import { LoadedTools } from './session.js';
@@ -87,6 +88,8 @@ export interface GatewayOptions {
   readonly access: Access;
   /** Over HTTP: the access of each bearer token's profile, by the token's label. */
   readonly accessByToken?: ReadonlyMap<string, Access>;
+  /** Over HTTP: who presents each bearer token that names a principal (bulkhead.yaml `tokens[i].principal`), by the token's label. */
+  readonly principalByToken?: ReadonlyMap<string, string>;
   readonly audit: AuditPolicy;
   readonly limits: OutputLimits;
   readonly restartPolicy?: RestartPolicy;
@@ -212,7 +215,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     return visible;
   };
   const accessOf = (label: string | undefined): Access => (label !== undefined ? options.accessByToken?.get(label) : undefined) ?? options.access;
-  const callerOfRequest = (server: Server, extra: UpstreamExtra): string => `${callerOf(server.getClientVersion(), extra.sessionId)}${extra.authInfo?.clientId ? `@${extra.authInfo.clientId}` : ''}`;
+  /** The principal of the token a request came with; none over stdio or for a token that names none. */
+  const principalOfRequest = (extra: UpstreamExtra): string | undefined => (extra.authInfo ? options.principalByToken?.get(extra.authInfo.token) : undefined);
+  const callerOfRequest = (server: Server, extra: UpstreamExtra): string => {
+    const who = principalOfRequest(extra) ?? extra.authInfo?.clientId;
+    return `${callerOf(server.getClientVersion(), extra.sessionId)}${who ? `@${who}` : ''}`;
+  };
   const calls = new InFlightCalls();
   const connectionAccess = new WeakMap<Server, Access>();
   const relays = createRelays({
@@ -350,9 +358,11 @@ export function createGateway(options: GatewayOptions): Gateway {
       hooks.postToolMiddleware(entry.qualified),
       async (state) => {
         const progress = state.progress;
+        const meta = relayedCallMeta(downstream.spec, state.principal);
         state.result = await downstream.callTool(entry.tool.name, state.args, {
           signal: state.signal,
           timeoutMs: options.config.call_timeout_ms,
+          ...(meta ? { meta } : {}),
           // Renumbered on the client's request's own counter, which the approval desk's progress already advanced.
           ...(progress ? { onprogress: (update) => progress.report(relayedProgress(entry.qualified, update)) } : {}),
         });
@@ -372,18 +382,25 @@ export function createGateway(options: GatewayOptions): Gateway {
   };
 
   /** A built-in's preview is its dry run; a third-party tool's claim to have one is not believed (its "dry run" might run). */
-  const dryRunPreview = (entry: CatalogEntry, signal: AbortSignal) =>
+  const dryRunPreview = (entry: CatalogEntry, signal: AbortSignal, principal: string | undefined) =>
     options.builtins.has(entry.namespace) && entry.tool._meta?.[PREVIEW_META] === PREVIEW_BY_DRY_RUN
       ? async (args: Record<string, unknown>) => {
-          const result = await downstreams.get(entry.namespace)!.callTool(entry.tool.name, { ...args, dry_run: true }, { signal, timeoutMs: options.config.call_timeout_ms });
+          const downstream = downstreams.get(entry.namespace)!;
+          const meta = relayedCallMeta(downstream.spec, principal);
+          const result = await downstream.callTool(entry.tool.name, { ...args, dry_run: true }, { signal, timeoutMs: options.config.call_timeout_ms, ...(meta ? { meta } : {}) });
           const text = result.content.flatMap((block) => (block.type === 'text' ? [block.text] : [])).join('\n');
           if (result.isError) throw new Error(text);
           return text;
         }
       : undefined;
 
-  const callDownstream = async (entry: CatalogEntry, args: unknown, call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'clientCanElicit' | 'sessionApprovals'> & { readonly server: Server }, gate: GateMode): Promise<CallToolResult> => {
-    const preview = dryRunPreview(entry, call.signal);
+  const callDownstream = async (
+    entry: CatalogEntry,
+    args: unknown,
+    call: Pick<CallState, 'extra' | 'signal' | 'caller' | 'principal' | 'clientCanElicit' | 'sessionApprovals'> & { readonly server: Server },
+    gate: GateMode,
+  ): Promise<CallToolResult> => {
+    const preview = dryRunPreview(entry, call.signal, call.principal);
     // One counter per client request, whoever speaks (the desk while the call waits, then the server); and a heartbeat while both are silent.
     const progress = startProgress(call.extra, entry.qualified, call.signal, RELAY_PROGRESS_EVERY_MS);
     const state: CallState = {
@@ -400,6 +417,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       extra: call.extra,
       signal: call.signal,
       caller: call.caller,
+      // The token's principal, never one a client named: approvals are held for it, built-ins act as it.
+      principal: call.principal,
       clientCanElicit: call.clientCanElicit,
       ...(call.sessionApprovals ? { sessionApprovals: call.sessionApprovals } : {}),
       decision: 'none',
@@ -462,6 +481,7 @@ export function createGateway(options: GatewayOptions): Gateway {
         signal: extra.signal,
         server,
         caller: callerOfRequest(server, extra),
+        principal: principalOfRequest(extra),
         clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
         // Reaches call_tool's calls too: its context's state is this object.
         sessionApprovals: approvals.for(extra.authInfo?.token),
@@ -477,7 +497,8 @@ export function createGateway(options: GatewayOptions): Gateway {
           treatment: (entry) => treatmentOf(entry, access.gate),
           callDownstream: (entry, args, state) => {
             metaState.delegated = true;
-            return callDownstream(entry, args, { ...state, server }, access.gate);
+            // The principal is the connection's, whatever the meta tool hands on.
+            return callDownstream(entry, args, { ...state, principal: call.principal, server }, access.gate);
           },
           listChanged,
           firstStarts,

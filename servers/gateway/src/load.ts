@@ -55,6 +55,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
   const accessByToken = new Map(
     config.tokens.map((entry, index) => [`tokens[${index}]`, entry.profile === undefined ? defaultAccess : profileAccess(config, permissions, entry.profile, ` (tokens[${index}] in ${GATEWAY_CONFIG_FILE})`)] as const),
   );
+  const principalByToken = new Map(config.tokens.flatMap((entry, index) => (entry.principal !== undefined ? [[`tokens[${index}]`, entry.principal] as const] : [])));
   const gateway = createGateway({
     controlDir,
     roots,
@@ -64,6 +65,7 @@ export function loadGateway(setup: GatewaySetup): LoadedGateway {
     toolPolicy,
     access: defaultAccess,
     accessByToken,
+    principalByToken,
     audit,
     limits: DEFAULT_OUTPUT_LIMITS,
     hooks,

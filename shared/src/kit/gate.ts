@@ -17,7 +17,15 @@ const PREVIEW_TIMEOUT_MS = 30 * 1000;
 export type GateMode =
   | { readonly kind: 'self'; readonly permissions: PermissionGate }
   /** A gateway in front already decided; this server only enforces its hard boundaries. */
-  | { readonly kind: 'gateway' };
+  | {
+      readonly kind: 'gateway';
+      /**
+       * Served over stdio to the gateway that started it (`--gated-by-gateway` without `--http`):
+       * the only client is that parent, so the principal it names in a call's `_meta` is who
+       * called. Over HTTP anyone who can reach the port could name one, so it is ignored there.
+       */
+      readonly parentNamesCaller?: boolean;
+    };
 
 export interface GateOptions {
   /** Further argument keys whose values are secrets (audit.yaml's redact_keys), redacted in prompts too. */

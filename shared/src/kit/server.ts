@@ -28,7 +28,7 @@ import type { AnyToolDefinition } from './define-tool.js';
 import { gateMiddleware, type GateMode } from './gate.js';
 import { errorResult } from './results.js';
 import { parseArguments } from './validate.js';
-import { principalOf } from './principal.js';
+import { parentPrincipalOf, principalOf } from './principal.js';
 import { ToolError } from '../errors.js';
 import { ApprovalDesk } from '../approvals/desk.js';
 import type { HttpExtensions } from '../transport/http-extensions.js';
@@ -168,6 +168,8 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
   // A server served alone holds the calls its clients cannot confirm; behind a gateway, the gateway does.
   const desk = spec.gate.kind === 'self' ? new ApprovalDesk(spec.controlDir, spec.namespace) : undefined;
 
+  // Decided by the command line once: a `_meta` principal is anyone's word but the parent gateway's.
+  const parentNamesCaller = spec.gate.kind === 'gateway' && spec.gate.parentNamesCaller === true;
   const contextOf = (state: CallState) => ({ ...spec.capabilities, ...baseContext(state, spec.namespace) });
   const chainFor = (tool: AnyToolDefinition<Caps>) =>
     compose<CallState>([
@@ -247,9 +249,14 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }));
     const approvals = new ConnectionApprovals();
     server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
-      const principal = principalOf(extra.authInfo);
       const client = callerOf(server.getClientVersion(), extra.sessionId);
-      const caller = extra.authInfo ? `${client}@${extra.authInfo.clientId}` : client;
+      const named = parentNamesCaller && extra.authInfo === undefined ? parentPrincipalOf(request.params._meta) : {};
+      if ('problem' in named) {
+        auditor.recordRejected(qualify(spec.namespace, request.params.name), client, request.params.arguments ?? {}, named.problem);
+        throw new McpError(ErrorCode.InvalidParams, named.problem);
+      }
+      const principal = principalOf(extra.authInfo) ?? named.principal;
+      const caller = extra.authInfo ? `${client}@${extra.authInfo.clientId}` : named.principal !== undefined ? `${client}@${named.principal}` : client;
       const outcome = await runCall(request.params.name, request.params.arguments ?? {}, {
         extra,
         caller,

@@ -133,7 +133,8 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
   const roots = checkRoots(values.root, cwd);
   const controlDir = checkControlDir(values.config, roots, cwd);
   const http = values.http !== undefined ? parseHostPort(values.http) : undefined;
-  const gate: GateMode = values['gated-by-gateway'] ? { kind: 'gateway' } : { kind: 'self', permissions: PermissionGate.load(controlDir) };
+  // Only the parent at the other end of stdin may name the caller; an HTTP port has no one parent.
+  const gate: GateMode = values['gated-by-gateway'] ? { kind: 'gateway', parentNamesCaller: http === undefined } : { kind: 'self', permissions: PermissionGate.load(controlDir) };
   const audit = loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value;
   return {
     roots,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AUTONOMY_LEVELS } from '@bulkhead/core';
+import { AUTONOMY_LEVELS, principalSchema } from '@bulkhead/core';
 
 export const GATEWAY_CONFIG_FILE = 'bulkhead.yaml';
 export const TOOL_POLICY_FILE = 'tool_policy.yaml';
@@ -116,10 +116,13 @@ export const gatewayConfigSchema = z.strictObject({
       z.strictObject({
         file: z.string().min(1).describe('File holding the bearer token (relative to this folder); the token itself never goes in this file'),
         profile: z.string().optional().describe('The profile a client presenting this token gets (none: everything permissions.yaml allows)'),
+        principal: principalSchema
+          .optional()
+          .describe("Who presents this token (an agent's name, 1-200 characters, no control characters): Bulkhead's own compartments act as it (the ladder's actor); none: as their own identity"),
       }),
     )
     .default([])
-    .describe('Over HTTP: accepted bearer tokens, each mapped to one profile'),
+    .describe('Over HTTP: accepted bearer tokens, each mapped to one profile and, optionally, the principal who presents it'),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

@@ -79,6 +79,8 @@ export interface CallOptions {
   readonly signal: AbortSignal;
   readonly timeoutMs: number;
   readonly onprogress?: (progress: Progress) => void;
+  /** The request's `_meta`: only keys the gateway itself sets (the caller's principal for a built-in), never a client's. */
+  readonly meta?: Readonly<Record<string, unknown>>;
 }
 
 /** The lists besides tools that a server may offer, each read whole (paged) and re-read on its list_changed. */
@@ -533,7 +535,7 @@ export class Downstream {
 
   async callTool(name: string, args: Record<string, unknown>, options: CallOptions): Promise<CallToolResult> {
     // The SDK's callTool, not a plain request: it checks structured content against the tool's output schema.
-    return (await this.send(name, options, (client, requestOptions) => client.callTool({ name, arguments: args }, CallToolResultSchema, requestOptions))) as CallToolResult;
+    return (await this.send(name, options, (client, requestOptions) => client.callTool({ name, arguments: args, ...(options.meta ? { _meta: { ...options.meta } } : {}) }, CallToolResultSchema, requestOptions))) as CallToolResult;
   }
 
   /**
