@@ -103,10 +103,21 @@ export interface ToolServer {
    * bearer token's AuthInfo the connection was opened with: an HTTP session cannot change hands,
    * so every request on it carries the same one.
    */
-  connect(transport: Transport, opener?: AuthInfo): Promise<Server>;
+  connect(transport: Transport, opener?: AuthInfo, shape?: ConnectionShape): Promise<Server>;
   /** What the server adds to its HTTP endpoint beside `/mcp`. */
   readonly http?: HttpExtensions;
   close(): Promise<void>;
+}
+
+/** What a transport tells a server about the connection it opens. */
+export interface ConnectionShape {
+  /**
+   * The connection carries one client message and closes with its answer (stateless HTTP). The
+   * server can then ask the client nothing (its reply would come on another request, perhaps to
+   * another server), so an ask-tier call takes the path of a client without elicitation, and there
+   * is no session whose approvals could be remembered.
+   */
+  readonly oneRequest?: boolean;
 }
 
 /** Where a Bulkhead server states a tool's risk tier and permission subject for a gateway in front. */
@@ -241,7 +252,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
     return outcome;
   };
 
-  async function connect(transport: Transport): Promise<Server> {
+  async function connect(transport: Transport, _opener?: AuthInfo, shape: ConnectionShape = {}): Promise<Server> {
     const server = new Server(
       { name: `bulkhead-${spec.namespace}`, version: spec.version },
       { capabilities: { tools: { listChanged: false }, logging: {} }, ...(spec.instructions ? { instructions: spec.instructions } : {}) },
@@ -261,8 +272,8 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
         extra,
         caller,
         principal,
-        clientCanElicit: () => Boolean(server.getClientCapabilities()?.elicitation),
-        sessionApprovals: approvals.for(extra.authInfo?.token),
+        clientCanElicit: () => !shape.oneRequest && Boolean(server.getClientCapabilities()?.elicitation),
+        ...(shape.oneRequest ? {} : { sessionApprovals: approvals.for(extra.authInfo?.token) }),
       });
       if (outcome.unknownTool) throw new McpError(ErrorCode.InvalidParams, outcome.unknownTool);
       return outcome.result;

@@ -1,6 +1,6 @@
 import { errorMessage } from '../errors.js';
 import type { ToolServer } from '../kit/server.js';
-import { MCP_PATH, serveHttp, type HttpOptions } from './http.js';
+import { MCP_PATH, serveHttp, STATELESS_BANNER, type HttpOptions } from './http.js';
 import { commonUsage, parseCommonOptions, usageMistake, type CommonOptions } from './options.js';
 import { serveStdio } from './stdio.js';
 import { discardMadeToken, resolveHttpAuth, type HttpAuth } from './token.js';
@@ -108,12 +108,13 @@ export async function runServerCli(spec: ServerCliSpec, argv: readonly string[] 
   const ownTokens = toolServer.http?.verifyToken ? `the server's own bearer tokens` : undefined;
   await serveUntilStopped(toolServer, {
     bin: spec.bin,
-    ...(options.http && auth ? { http: { ...options.http, ...httpOptionsFor(auth), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts }, auth } : {}),
+    ...(options.http && auth ? { http: { ...options.http, ...httpOptionsFor(auth), allowedOrigins: options.allowedOrigins, allowedHosts: options.allowedHosts, ...(options.stateless ? { stateless: true } : {}) }, auth } : {}),
     stdioBanner: `serving ${toolServer.toolNames.length} tools over stdio (roots: ${options.roots.join(', ')})`,
     httpBanner: (url) =>
       `tools: ${toolServer.toolNames.join(', ') || 'none (disabled by policy)'}\n` +
       (toolServer.http?.routes ?? []).map((route) => `${route.describe(url.slice(0, -MCP_PATH.length))}\n`).join('') +
       `roots: ${options.roots.join(', ')}\ncontrol-plane folder: ${options.controlDir}\n` +
+      (options.stateless ? `${STATELESS_BANNER}\n` : '') +
       `${httpClientSnippets(spec.bin, url, auth!, ownTokens)}\n\n` +
       `or over stdio, without a running server (Claude Desktop):\n${stdioSnippet(spec, options)}`,
   });

@@ -26,6 +26,12 @@ export interface HttpOptions {
   readonly maxBodyBytes?: number;
   /** A session with no request for this long is closed (default 30 minutes). */
   readonly sessionIdleMs?: number;
+  /**
+   * `--stateless`: no MCP sessions. Every POST is answered by a connection of its own, closed with
+   * its answer, so any of several servers behind one address may take any request; GET and DELETE
+   * are refused (there is no session stream to open or session to end).
+   */
+  readonly stateless?: boolean;
 }
 
 export interface RunningHttp {
@@ -111,15 +117,21 @@ function bearerToken(header: string | undefined): string | undefined {
   return token === '' ? undefined : token;
 }
 
+/** Why a stateless server refuses GET and DELETE /mcp (HTTP 405): a client reads it and keeps to POST. */
+export const STATELESS_REFUSAL = 'this server is stateless (--stateless): it keeps no MCP sessions, so there is no session stream to GET and no session to DELETE; send every message as its own POST';
+
+/** The start banner's line for a stateless server. */
+export const STATELESS_BANNER = 'stateless: no MCP sessions, every POST /mcp answered on its own (servers on one database may share an address); calls that need confirming wait as pending approvals';
+
 /** Paths the server keeps for itself: a route cannot take them. */
 function isReservedPath(prefix: string): boolean {
   return MCP_PATH.startsWith(prefix) || '/healthz'.startsWith(prefix) || prefix.startsWith(MCP_PATH);
 }
 
 /**
- * Serves a ToolServer over Streamable HTTP at `/mcp`, one MCP session per client. Requests are
- * checked before the SDK sees them: Host and Origin against DNS rebinding, the bearer token, and
- * the body size.
+ * Serves a ToolServer over Streamable HTTP at `/mcp`, one MCP session per client, or with
+ * `stateless` one connection per POST. Requests are checked before the SDK sees them: Host and
+ * Origin against DNS rebinding, the bearer token, and the body size.
  */
 export async function serveHttp(toolServer: ToolServer, options: HttpOptions): Promise<RunningHttp> {
   const accepted = [...(options.token ? [{ token: options.token, label: 'default' }] : []), ...(options.tokens ?? [])];
@@ -194,6 +206,53 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     return auth ? { auth } : {};
   };
 
+  /** The one JSON-RPC message of a POST, or undefined once the request was refused (too large, not one valid message). */
+  async function postedMessage(req: IncomingMessage, res: ServerResponse): Promise<{ message: unknown } | undefined> {
+    let raw: Buffer;
+    try {
+      raw = await readBody(req, maxBody);
+    } catch (error) {
+      if (error instanceof BodyTooLarge) {
+        jsonError(res, 413, `request body exceeds the limit of ${maxBody} bytes`);
+        return undefined;
+      }
+      throw error;
+    }
+    const read = messageOfBody(raw);
+    if ('reply' in read) {
+      process.stderr.write(`bulkhead-${toolServer.namespace}: refused an HTTP message: ${read.problem}\n`);
+      sendReply(res, 400, read.reply);
+      return undefined;
+    }
+    return read;
+  }
+
+  /** Connections of a stateless server that are answering their one request, to close them all at shutdown. */
+  const oneRequestConnections = new Set<StreamableHTTPServerTransport>();
+
+  /**
+   * A stateless server's request: a transport with no session (the SDK's `sessionIdGenerator:
+   * undefined`, so no `Mcp-Session-Id` is issued or asked for) and a connection of the tool server
+   * that knows it lives for this one message, both closed once the answer is sent or the client
+   * went away. Whatever a connection would remember between requests is gone with it, which is
+   * what lets another server take the next request.
+   */
+  async function serveOneRequest(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
+    if (req.method !== 'POST') return jsonError(res, 405, STATELESS_REFUSAL, { allow: 'POST' });
+    const posted = await postedMessage(req, res);
+    if (!posted) return;
+    // A client that left while its body was read has nobody to answer, and its 'close' has fired already.
+    if (res.destroyed) return;
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+    oneRequestConnections.add(transport);
+    res.once('close', () => {
+      oneRequestConnections.delete(transport);
+      void transport.close();
+    });
+    await toolServer.connect(transport, auth, { oneRequest: true });
+    await transport.handleRequest(req, res, posted.message);
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://placeholder');
     const host = (req.headers.host ?? '').toLowerCase();
@@ -216,6 +275,8 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     const declared = Number(req.headers['content-length'] ?? '0');
     if (declared > maxBody) return jsonError(res, 413, `request body is ${declared} bytes; the limit is ${maxBody}`);
 
+    if (options.stateless) return serveOneRequest(req, res, auth);
+
     const sessionId = req.headers['mcp-session-id'];
     const existing = typeof sessionId === 'string' ? sessions.get(sessionId) : undefined;
     if (existing && typeof sessionId === 'string') {
@@ -224,19 +285,9 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     }
 
     if (req.method === 'POST') {
-      let raw: Buffer;
-      try {
-        raw = await readBody(req, maxBody);
-      } catch (error) {
-        if (error instanceof BodyTooLarge) return jsonError(res, 413, `request body exceeds the limit of ${maxBody} bytes`);
-        throw error;
-      }
-      const read = messageOfBody(raw);
-      if ('reply' in read) {
-        process.stderr.write(`bulkhead-${toolServer.namespace}: refused an HTTP message: ${read.problem}\n`);
-        return sendReply(res, 400, read.reply);
-      }
-      const body = read.message;
+      const posted = await postedMessage(req, res);
+      if (!posted) return;
+      const body = posted.message;
       if (existing) return existing.handleRequest(req, res, body);
       if (sessionId !== undefined) return jsonError(res, 404, 'unknown or expired session; start a new one with initialize');
       if (!isInitializeRequest(body)) return jsonError(res, 400, 'no session: the first request must be initialize');
@@ -284,7 +335,7 @@ export async function serveHttp(toolServer: ToolServer, options: HttpOptions): P
     port,
     close: async () => {
       clearInterval(sweeper);
-      await Promise.allSettled([...sessions.values()].map((t) => t.close()));
+      await Promise.allSettled([...sessions.values(), ...oneRequestConnections].map((t) => t.close()));
       sessions.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

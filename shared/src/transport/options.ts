@@ -19,9 +19,13 @@ export interface CommonOptions {
   readonly noAuth: boolean;
   readonly allowedOrigins: readonly string[];
   readonly allowedHosts: readonly string[];
+  /** `--stateless` (with `--http` only): no MCP sessions, so several servers may share one address. */
+  readonly stateless?: boolean;
 }
 
 export class UsageError extends Error {}
+
+export const STATELESS_WITHOUT_HTTP = '--stateless needs --http HOST:PORT: over stdio there is one client on one connection, so there are no sessions to do without';
 
 /**
  * A mistake in a command line, in one line of our words, or undefined for any other error. node's
@@ -38,7 +42,7 @@ export function usageMistake(error: unknown, command: string): string | undefine
 
 export function commonUsage(bin: string): string {
   return `usage: ${bin} [--root DIR]... [--config DIR] [--http HOST:PORT] [--token-file FILE | --no-auth]
-       [--allow-origin ORIGIN]... [--allow-host HOST]... [--gated-by-gateway]
+       [--allow-origin ORIGIN]... [--allow-host HOST]... [--stateless] [--gated-by-gateway]
 
   --root DIR          a folder the server may read (repeatable; default: the current folder)
   --config DIR        the control-plane folder with the policy files (default: <first root>/.bulkhead)
@@ -48,6 +52,9 @@ export function commonUsage(bin: string): string {
   --no-auth           serve HTTP without a bearer token (loopback only; any local process can then call tools)
   --allow-origin O    also accept this browser Origin (repeatable)
   --allow-host H      also accept this Host header name (repeatable)
+  --stateless         with --http: keep no MCP sessions, each POST answered on its own, so several servers can
+                      share one address behind a load balancer; a call that needs confirming cannot be asked
+                      over MCP then and waits as a pending approval (bulkhead approvals)
   --gated-by-gateway  a Bulkhead gateway in front applies allow/ask/deny; hard boundaries still hold here`;
 }
 
@@ -119,6 +126,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
       'allow-origin': { type: 'string', multiple: true },
       'allow-host': { type: 'string', multiple: true },
       'gated-by-gateway': { type: 'boolean' },
+      stateless: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean' },
     },
@@ -133,6 +141,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
   const roots = checkRoots(values.root, cwd);
   const controlDir = checkControlDir(values.config, roots, cwd);
   const http = values.http !== undefined ? parseHostPort(values.http) : undefined;
+  if (values.stateless && !http) throw new UsageError(STATELESS_WITHOUT_HTTP);
   // Only the parent at the other end of stdin may name the caller; an HTTP port has no one parent.
   const gate: GateMode = values['gated-by-gateway'] ? { kind: 'gateway', parentNamesCaller: http === undefined } : { kind: 'self', permissions: PermissionGate.load(controlDir) };
   const audit = loadYamlFile(controlDir, AUDIT_POLICY_FILE, auditPolicySchema).value;
@@ -146,6 +155,7 @@ export function parseCommonOptions(argv: readonly string[], cwd: string): Common
     noAuth: values['no-auth'] ?? false,
     allowedOrigins: values['allow-origin'] ?? [],
     allowedHosts: values['allow-host'] ?? [],
+    ...(values.stateless ? { stateless: true } : {}),
     help,
     version,
   };
