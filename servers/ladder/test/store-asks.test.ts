@@ -1,13 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPO, refused, START, storeFixture, type StoreFixture } from './store-fixture.js';
+import { REPO, refused, START, STORE_BACKENDS, storeFixture, type StoreFixture } from './store-fixture.js';
 
 const MINUTE = 60_000;
 
-describe('asks: lifecycle, leases, fencing, dependencies', () => {
+describe.each(STORE_BACKENDS)('asks on %s: lifecycle, leases, fencing, dependencies', (backend) => {
   let f: StoreFixture;
   let laneId: string;
   beforeEach(async () => {
-    f = storeFixture();
+    f = await storeFixture(backend);
     laneId = (await f.store.proposeLane({ repo: REPO, title: 'Parser rewrite', goal: 'faster parse' }, 'alice')).id;
   });
   afterEach(() => f.cleanup());

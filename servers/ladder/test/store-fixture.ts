@@ -2,41 +2,74 @@ import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { ToolError } from '@bulkhead/core';
 import { expect } from 'vitest';
 import { openDatabase, type Db } from '../src/store/database.js';
+import { PgDatabase } from '../src/store/pg/database.js';
+import { PgWorkQueueStore } from '../src/store/pg/work-queue.js';
 import { SqliteWorkQueueStore } from '../src/store/sqlite-work-queue.js';
-import type { WorkQueueOptions } from '../src/store/work-queue.js';
+import type { WorkQueueOptions, WorkQueueStore } from '../src/store/work-queue.js';
+import { freshDatabase, type FreshDatabase } from './postgres.js';
 
 export const REPO = 'acme/widgets';
 export const START = Date.UTC(2026, 0, 5, 12, 0, 0);
 
-/** A store on a real SQLite file in a temp dir, with a clock the test moves by hand. */
+/** The work queue's backends: every contract test runs on each. */
+export const STORE_BACKENDS = ['sqlite', 'postgres'] as const;
+export type StoreBackend = (typeof STORE_BACKENDS)[number];
+
+/** A store on a real SQLite file in a temp dir or a fresh PostgreSQL database, with a clock the test moves by hand. */
 export interface StoreFixture {
-  ws: TempWorkspace;
-  db: Db;
-  store: SqliteWorkQueueStore;
-  file: string;
+  backend: StoreBackend;
+  store: WorkQueueStore;
+  /** Present on SQLite only: the file and its connection. */
+  sqlite?: { ws: TempWorkspace; db: Db; file: string };
+  /** Present on PostgreSQL only: the database and the store's pool. */
+  postgres?: { database: FreshDatabase; db: PgDatabase };
+  /** Rows of a query both dialects read alike (`SELECT * FROM tokens`). */
+  rows<R>(sql: string): Promise<R[]>;
   now(): number;
   advance(ms: number): void;
-  cleanup(): void;
+  /** Closes the store; on PostgreSQL, drops the database. */
+  cleanup(): Promise<void>;
 }
 
-export function storeFixture(options: WorkQueueOptions = {}): StoreFixture {
-  const ws = tempWorkspace({}, 'bulkhead-ladder-');
-  const file = ws.path('ladder.db');
-  const db = openDatabase(file);
+export async function storeFixture(backend: StoreBackend, options: WorkQueueOptions = {}): Promise<StoreFixture> {
   let now = START;
-  const store = new SqliteWorkQueueStore(db, options, () => now);
-  return {
-    ws,
-    db,
-    store,
-    file,
+  const clock = () => now;
+  const moves = {
     now: () => now,
-    advance: (ms) => {
+    advance: (ms: number) => {
       now += ms;
     },
-    cleanup: () => {
-      db.close();
-      ws.cleanup();
+  };
+  if (backend === 'sqlite') {
+    const ws = tempWorkspace({}, 'bulkhead-ladder-');
+    const file = ws.path('ladder.db');
+    const db = openDatabase(file);
+    const store = new SqliteWorkQueueStore(db, options, clock);
+    return {
+      backend,
+      store,
+      sqlite: { ws, db, file },
+      rows: async <R>(sql: string) => db.prepare(sql).all() as R[],
+      ...moves,
+      cleanup: async () => {
+        db.close();
+        ws.cleanup();
+      },
+    };
+  }
+  const database = await freshDatabase('ladder_store');
+  const db = new PgDatabase({ url: database.url, passwordFile: database.passwordFile, clock });
+  const store = await PgWorkQueueStore.open(db, options);
+  return {
+    backend,
+    store,
+    postgres: { database, db },
+    rows: <R>(sql: string) => db.rows<R>(sql),
+    ...moves,
+    cleanup: async () => {
+      store.close();
+      await db.close();
+      await database.drop();
     },
   };
 }

@@ -1,15 +1,15 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPO, refused, storeFixture, type StoreFixture } from './store-fixture.js';
+import { REPO, refused, STORE_BACKENDS, storeFixture, type StoreFixture } from './store-fixture.js';
 
 /**
  * Who may do what: alice proposes the lane (its coordinator), olga owns the repo, mia maintains the
  * lane, rita maintains the whole repo, bob is any contributor.
  */
-describe('roles and scopes', () => {
+describe.each(STORE_BACKENDS)('roles and scopes on %s', (backend) => {
   let f: StoreFixture;
   let laneId: string;
   beforeEach(async () => {
-    f = storeFixture({ extraKinds: [{ name: 'release_approval', scope: 'maintainer', answers: ['grant', 'deny'] }] });
+    f = await storeFixture(backend, { extraKinds: [{ name: 'release_approval', scope: 'maintainer', answers: ['grant', 'deny'] }] });
     await f.store.seedOwner(REPO, 'olga');
     laneId = (await f.store.proposeLane({ repo: REPO, title: 'Release 2.0' }, 'alice')).id;
     await f.store.grantRole({ repo: REPO, principal: 'mia', role: 'maintainer', lane_id: laneId }, 'olga');

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { ToolError } from '@bulkhead/core';
 import { isoTime, isoTimeOrNull, newId } from './records.js';
-import type { CreatedToken, TokenInfo } from './work-queue.js';
+import type { TokenInfo } from './work-queue.js';
 
 /** What the SQLite and PostgreSQL token stores share: the secret's shape, its hash and the row mapping. */
 
@@ -22,13 +22,12 @@ export interface TokenRow {
   revoked_at: number | null;
 }
 
-/** A new token for `actor`: its row, the SHA-256 to store, and the secret shown once. */
-export function newToken(actor: string, now: number): { row: TokenRow; secretSha256: string; created: CreatedToken } {
+/** A new token for `actor`: its id, the SHA-256 to store, and the secret shown once. */
+export function newToken(actor: string): { id: string; secretSha256: string; secret: string } {
   if (actor.length === 0) throw new ToolError('a token needs an actor', 'invalid_arguments');
   if (actor === ANONYMOUS) throw new ToolError(`${ANONYMOUS} is who calls without a token act as on a public repository; give a token another actor`, 'invalid_arguments');
   const secret = TOKEN_PREFIX + randomBytes(32).toString('base64url');
-  const row: TokenRow = { id: newId('tok'), actor, created_at: now, last_used_at: null, revoked_at: null };
-  return { row, secretSha256: sha256(secret), created: { ...toTokenInfo(row), secret } };
+  return { id: newId('tok'), secretSha256: sha256(secret), secret };
 }
 
 /** The hash to look a presented secret up by, or undefined when it is not shaped like a token. */

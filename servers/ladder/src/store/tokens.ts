@@ -25,9 +25,10 @@ export class SqliteTokens {
   }
 
   create(actor: string): CreatedToken {
-    const { row, secretSha256, created } = newToken(actor, this.clock());
-    this.insert.run(row.id, actor, secretSha256, row.created_at);
-    return created;
+    const { id, secretSha256, secret } = newToken(actor);
+    const row: TokenRow = { id, actor, created_at: this.clock(), last_used_at: null, revoked_at: null };
+    this.insert.run(id, actor, secretSha256, row.created_at);
+    return { ...toTokenInfo(row), secret };
   }
 
   verify(secret: string): string | undefined {
