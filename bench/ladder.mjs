@@ -5,6 +5,9 @@
 //      answered exactly once. Then an in-process count of the statements each claim+answer runs.
 //   2. ladder_search p50/p99 over 100,000 rungs and ladder_tree on a 20,000-file repository
 //      (bench/lib/ladder-rungs.mjs).
+// `--backend postgres` runs issue 19's benchmark instead (bench/lib/ladder-postgres*.mjs): MCP
+// clients over one and two ladder servers, the store in-process and raw SQL on a durable throwaway
+// PostgreSQL cluster; fencing under kill -9 of a server; ladder_search on PgRungStore.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
@@ -31,20 +34,56 @@ const VARIANT_LABELS = {
   'raw-events': 'raw, with events (2 BEGIN IMMEDIATE tx)',
 };
 
-const USAGE = `usage: pnpm bench ladder [--asks N] [--processes LIST] [--rounds N] [--rungs N] [--files N] [--no-claims] [--no-search] [--no-tree]
+const BACKENDS = ['sqlite', 'postgres'];
+const PG = { clients: [1, 4, 8, 16], servers: [1, 2], rounds: 3 };
 
+const USAGE = `usage: pnpm bench ladder [--backend sqlite] [--asks N] [--processes LIST] [--rounds N] [--rungs N] [--files N] [--no-claims] [--no-search] [--no-tree]
+       pnpm bench ladder --backend postgres [--asks N] [--clients LIST] [--servers LIST] [--rounds N] [--rungs N] [--no-claims] [--no-search] [--no-kill]
+
+  --backend NAME    sqlite (default): the store on one SQLite file vs raw SQLite statements;
+                    postgres: a durable throwaway PostgreSQL cluster, MCP clients over real
+                    bulkhead-ladder --http servers, the store in-process and raw SQL (needs PostgreSQL
+                    installed: apt-get install postgresql)
   --asks N          asks in the queue for each claim run (default ${ASKS})
-  --processes LIST  comma-separated process counts (default ${PROCESSES.join(',')})
-  --rounds N        runs of every (process count, variant); the median is reported (default ${ROUNDS})
+  --rounds N        runs of every (count, variant); the median is reported (default ${ROUNDS}; postgres ${PG.rounds})
   --rungs N         rungs for ladder_search (default ${RUNGS})
-  --files N         files in the ladder_tree repository (default ${FILES})
-  --no-claims, --no-search, --no-tree   skip a part
+  --no-claims, --no-search   skip a part
 
-Build first: \`npx tsc -b servers/ladder\`. A full run writes bench/results/ladder.{md,json}; any
-other run writes to bench/.work/ladder/results/.
+  sqlite only:
+  --processes LIST  comma-separated process counts (default ${PROCESSES.join(',')})
+  --files N         files in the ladder_tree repository (default ${FILES})
+  --no-tree         skip ladder_tree
+
+  postgres only:
+  --clients LIST    comma-separated client counts (default ${PG.clients.join(',')})
+  --servers LIST    comma-separated ladder server counts the MCP clients are spread over (default ${PG.servers.join(',')})
+  --no-kill         skip fencing under kill -9 of one of two servers
+
+Build first: \`npx tsc -b servers/ladder\`. A full run (no flags but --backend) writes
+bench/results/ladder.{md,json}, or bench/results/ladder-postgres.{md,json} with --backend postgres;
+any other run writes to bench/.work/ladder/results/ (bench/.work/ladder-postgres/results/).
 `;
 
-function parseOptions(argv) {
+/** `--backend NAME` taken out of argv: the backend, and the flags left for it. */
+function splitBackend(argv) {
+  const rest = [];
+  let backend = 'sqlite';
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--backend' || arg.startsWith('--backend=')) {
+      backend = arg === '--backend' ? argv[++i] : arg.slice('--backend='.length);
+      if (!BACKENDS.includes(backend)) {
+        process.stderr.write(`--backend expects ${BACKENDS.join(' or ')}, got ${backend ?? 'nothing'}\n\n${USAGE}`);
+        process.exit(2);
+      }
+    } else rest.push(arg);
+  }
+  return { backend, rest };
+}
+
+const countList = (text, fallback, flag) => (text === undefined ? fallback : text.split(',').map((part) => positiveInteger(part.trim(), 1, flag)));
+
+function parseOptions(argv, command) {
   const values = benchFlags(
     argv,
     {
@@ -59,7 +98,7 @@ function parseOptions(argv) {
     },
     USAGE,
   );
-  const processes = values.processes === undefined ? PROCESSES : values.processes.split(',').map((text) => positiveInteger(text.trim(), 1, '--processes'));
+  const processes = countList(values.processes, PROCESSES, '--processes');
   const options = {
     asks: positiveInteger(values.asks, ASKS, '--asks'),
     processes,
@@ -71,13 +110,42 @@ function parseOptions(argv) {
     tree: !values['no-tree'],
   };
   options.official = argv.length === 0;
-  options.command = `pnpm bench ladder${argv.length ? ` ${argv.join(' ')}` : ''}`;
+  options.command = command;
   return options;
 }
 
+function parsePostgresOptions(argv, command) {
+  const values = benchFlags(
+    argv,
+    {
+      asks: { type: 'string' },
+      clients: { type: 'string' },
+      servers: { type: 'string' },
+      rounds: { type: 'string' },
+      rungs: { type: 'string' },
+      'no-claims': { type: 'boolean', default: false },
+      'no-search': { type: 'boolean', default: false },
+      'no-kill': { type: 'boolean', default: false },
+    },
+    USAGE,
+  );
+  return {
+    backend: 'postgres',
+    asks: positiveInteger(values.asks, ASKS, '--asks'),
+    clients: countList(values.clients, PG.clients, '--clients'),
+    servers: countList(values.servers, PG.servers, '--servers'),
+    rounds: positiveInteger(values.rounds, PG.rounds, '--rounds'),
+    rungs: positiveInteger(values.rungs, RUNGS, '--rungs'),
+    claims: !values['no-claims'],
+    search: !values['no-search'],
+    kill: !values['no-kill'],
+    official: argv.length === 0,
+    command,
+  };
+}
+
 /** The compiled ladder must exist; warns when src is newer than the last build. */
-function checkBuild() {
-  const dist = join(LADDER, 'dist', 'store', 'sqlite-work-queue.js');
+function checkBuild(dist = join(LADDER, 'dist', 'store', 'sqlite-work-queue.js')) {
   if (!existsSync(dist)) {
     process.stderr.write(`${relative(REPO, dist)} is missing: run \`npx tsc -b servers/ladder\` first\n`);
     process.exit(2);
@@ -150,7 +218,7 @@ async function runClaims(options) {
   }
 }
 
-function machine(stale) {
+function machine(stale, { sqlite = true } = {}) {
   const cpu = cpus();
   const commit = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8' }).stdout.trim();
   const dirty = spawnSync('git', ['status', '--porcelain', '--', 'servers/ladder/src'], { cwd: REPO, encoding: 'utf8' }).stdout.trim() !== '';
@@ -161,7 +229,7 @@ function machine(stale) {
     memory: `${Math.round(totalmem() / 1024 ** 3)} GiB`,
     os: `${process.platform} ${release()}`,
     node: process.version,
-    sqlite: `better-sqlite3 ${betterSqlite}, SQLite ${sqliteVersion}`,
+    ...(sqlite ? { sqlite: `better-sqlite3 ${betterSqlite}, SQLite ${sqliteVersion}` } : {}),
     commit: `${commit}${dirty ? ' (servers/ladder/src modified)' : ''}${stale ? '; built before the latest edits to servers/ladder/src' : ''}`,
   };
 }
@@ -311,8 +379,38 @@ ${methodNotes(options, sql)}
   return { table, pTable, sTable, verdicts: verdictText(v), written: join(dir, 'ladder.md') };
 }
 
+/** `--backend postgres`: bench/lib/ladder-postgres.mjs runs the parts, ladder-postgres-report.mjs words them. */
+async function mainPostgres(options) {
+  stopChildrenOnExit();
+  const stale = checkBuild(join(LADDER, 'dist', 'store', 'pg', 'work-queue.js'));
+  const startLoad = load();
+  const date = new Date().toISOString();
+  process.stderr.write(
+    `Ladder bench on PostgreSQL: ${options.claims ? `claims over ${int(options.asks)} asks with ${options.clients.join('/')} clients over ${options.servers.join('/')} servers × ${options.rounds} rounds; ` : ''}${options.kill ? 'kill -9 of a server; ' : ''}${options.search ? `search over ${int(options.rungs)} rungs; ` : ''}load average ${startLoad}\n`,
+  );
+  const started = performance.now();
+  const { runPostgres } = await import('./lib/ladder-postgres.mjs');
+  const { postgresReport } = await import('./lib/ladder-postgres-report.mjs');
+  const work = join(BENCH, '.work', 'ladder-postgres');
+  const result = await runPostgres(options, join(work, 'run'), (text) => process.stderr.write(text));
+  result.timings.totalMs = performance.now() - started;
+  const endLoad = load();
+  const report = postgresReport({ options, result, m: machine(stale, { sqlite: false }), startLoad, endLoad, date });
+  const dir = options.official ? join(BENCH, 'results') : join(work, 'results');
+  mkdirSync(dir, { recursive: true });
+  writeResult(join(dir, 'ladder-postgres.md'), report.md);
+  writeResult(join(dir, 'ladder-postgres.json'), report.json);
+  process.stdout.write(
+    `\n${report.table}\n\nTargets:\n${report.verdicts}\n${report.kTable ? `\n${report.kTable}\n` : ''}${report.sTable ? `\n${report.sTable}\n` : ''}\nTook ${ms(result.timings.totalMs / 1000)} s. Written to ${relative(process.cwd(), join(dir, 'ladder-postgres.md'))} and ladder-postgres.json\n`,
+  );
+  if (!report.verified) process.exitCode = 1;
+}
+
 export async function main(argv) {
-  const options = parseOptions(argv);
+  const { backend, rest } = splitBackend(argv);
+  const command = `pnpm bench ladder${argv.length ? ` ${argv.join(' ')}` : ''}`;
+  if (backend === 'postgres') return mainPostgres(parsePostgresOptions(rest, command));
+  const options = parseOptions(rest, command);
   stopChildrenOnExit();
   const stale = checkBuild();
   const startLoad = load();

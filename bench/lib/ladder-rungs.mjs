@@ -74,57 +74,64 @@ export async function benchSearch({ rungs = 100_000, queries = 1_000, database }
   const db = openDatabase(database ?? join(dir, 'ladder.db'));
   try {
     const store = new SqliteRungStore(db);
-    const ladder = new Ladder(store);
-    const next = random(42);
-    const vocabulary = [...new Set(Array.from({ length: 8_000 }, () => syllableWord(next)))].slice(0, 5_000);
-    const words = zipfWords(next, vocabulary);
-    const started = performance.now();
-    const repos = 10;
-    const perRepo = Math.ceil(rungs / repos);
-    const loaded = db.prepare('SELECT count(*) FROM rungs').pluck().get();
-    for (let r = 0; r < repos && loaded === 0; r++) {
-      for (let offset = 0; offset < perRepo; offset += 500) {
-        const batch = [];
-        for (let i = offset; i < Math.min(perRepo, offset + 500); i++) {
-          batch.push({
-            path: `pkg${i % 50}/dir${i % 400}/file${i}.ts`,
-            kind: 'file',
-            commit: '0'.repeat(40),
-            objectId: (i + 1).toString(16).padStart(40, '0'),
-            summary: words(6 + Math.floor(next() * 10)),
-            body: next() < 0.6 ? words(30 + Math.floor(next() * 120)) : undefined,
-          });
-        }
-        await store.write(`bench/repo${r}`, batch, 'bench');
-      }
-    }
-    const loadMs = performance.now() - started;
-    const nextQuery = random(7);
-    const queryWords = zipfWords(nextQuery, vocabulary);
-    const queryTexts = Array.from({ length: queries }, () => queryWords(1 + Math.floor(nextQuery() * 3)));
-    for (const query of queryTexts.slice(0, 50)) await ladder.search(query); // warm the page cache
-    const times = [];
-    let hits = 0;
-    let broad = 0;
-    for (const [i, query] of queryTexts.entries()) {
-      const t = performance.now();
-      const found = await ladder.search(query, { limit: 20, ...(i % 4 === 3 ? { repo: `bench/repo${i % repos}` } : {}) });
-      times.push(performance.now() - t);
-      hits += found.hits.length;
-      if (found.broad) broad++;
-    }
-    const common = [];
-    for (const word of vocabulary.slice(0, 5)) {
-      const t = performance.now();
-      await ladder.search(word, { limit: 20 });
-      common.push(performance.now() - t);
-    }
-    times.sort((a, b) => a - b);
-    return { rungs: db.prepare('SELECT count(*) FROM rungs').pluck().get(), loadMs: loaded === 0 ? loadMs : null, queries, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1), meanHits: hits / queries, broadQueries: broad, mostCommonWordsMs: common };
+    return await searchWorkload({ store, ladder: new Ladder(store), rungs, queries, countRungs: async () => db.prepare('SELECT count(*) FROM rungs').pluck().get() });
   } finally {
     db.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The search workload on any RungStore (SQLite here, PostgreSQL in ladder-postgres.mjs): loads
+ * `rungs` rungs when the store holds none, then times the same seeded queries through `ladder`.
+ */
+export async function searchWorkload({ store, ladder, rungs, queries = 1_000, countRungs }) {
+  const next = random(42);
+  const vocabulary = [...new Set(Array.from({ length: 8_000 }, () => syllableWord(next)))].slice(0, 5_000);
+  const words = zipfWords(next, vocabulary);
+  const started = performance.now();
+  const repos = 10;
+  const perRepo = Math.ceil(rungs / repos);
+  const loaded = await countRungs();
+  for (let r = 0; r < repos && loaded === 0; r++) {
+    for (let offset = 0; offset < perRepo; offset += 500) {
+      const batch = [];
+      for (let i = offset; i < Math.min(perRepo, offset + 500); i++) {
+        batch.push({
+          path: `pkg${i % 50}/dir${i % 400}/file${i}.ts`,
+          kind: 'file',
+          commit: '0'.repeat(40),
+          objectId: (i + 1).toString(16).padStart(40, '0'),
+          summary: words(6 + Math.floor(next() * 10)),
+          body: next() < 0.6 ? words(30 + Math.floor(next() * 120)) : undefined,
+        });
+      }
+      await store.write(`bench/repo${r}`, batch, 'bench');
+    }
+  }
+  const loadMs = performance.now() - started;
+  const nextQuery = random(7);
+  const queryWords = zipfWords(nextQuery, vocabulary);
+  const queryTexts = Array.from({ length: queries }, () => queryWords(1 + Math.floor(nextQuery() * 3)));
+  for (const query of queryTexts.slice(0, 50)) await ladder.search(query); // warm the page cache
+  const times = [];
+  let hits = 0;
+  let broad = 0;
+  for (const [i, query] of queryTexts.entries()) {
+    const t = performance.now();
+    const found = await ladder.search(query, { limit: 20, ...(i % 4 === 3 ? { repo: `bench/repo${i % repos}` } : {}) });
+    times.push(performance.now() - t);
+    hits += found.hits.length;
+    if (found.broad) broad++;
+  }
+  const common = [];
+  for (const word of vocabulary.slice(0, 5)) {
+    const t = performance.now();
+    await ladder.search(word, { limit: 20 });
+    common.push(performance.now() - t);
+  }
+  times.sort((a, b) => a - b);
+  return { rungs: await countRungs(), loadMs: loaded === 0 ? loadMs : null, queries, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1), meanHits: hits / queries, broadQueries: broad, mostCommonWordsMs: common };
 }
 
 export async function benchTree({ files = 20_000, rungs = 5_000, runs = 7 } = {}) {
