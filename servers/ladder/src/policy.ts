@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { serverPolicySchema } from '@bulkhead/core';
+import { ConfigError, serverPolicySchema } from '@bulkhead/core';
 import { askKindSchema } from './store/ask-kinds.js';
+import { checkedUrl, isPostgresUrl } from './store/pg/database.js';
 import { ANONYMOUS } from './store/tokens.js';
 import { idSchemas } from './store/work-queue.js';
 
@@ -9,8 +10,25 @@ export const LADDER_POLICY_FILE = 'ladder_policy.yaml';
 /** Tools that only read and do not depend on who calls: the ones a public repository may answer without a token. */
 export const PUBLIC_READ_TOOLS = ['ladder_read', 'ladder_tree', 'ladder_search', 'lane_get', 'lane_list', 'role_list'] as const;
 
-export const ladderPolicySchema = serverPolicySchema(true, {
-  database: z.string().min(1).default('ladder.db').describe('The SQLite file of rungs, lanes, asks, roles and tokens; a relative path is resolved against the control-plane folder'),
+/** The largest pool a server may keep; PostgreSQL's own default max_connections is 100. */
+const MAX_POOL_SIZE = 100;
+
+const ladderPolicyFields = serverPolicySchema(true, {
+  database: z
+    .string()
+    .min(1)
+    .default('ladder.db')
+    .describe(
+      'Where rungs, lanes, asks, roles and tokens are kept: a SQLite file (a relative path is resolved against the control-plane folder), or a PostgreSQL database as postgres://user@host:port/database (or postgresql://), never with a password in it',
+    ),
+  password_file: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "A file whose first line is the PostgreSQL password (relative to the control-plane folder); without it the password comes from PGPASSWORD, else libpq's ~/.pgpass (or the file PGPASSFILE names). Only with a postgres:// database",
+    ),
+  pool_size: z.number().int().min(1).max(MAX_POOL_SIZE).optional().describe('Connections a server keeps open to its PostgreSQL database (default: 10). Only with a postgres:// database'),
   actor: z
     .string()
     .min(1)
@@ -39,6 +57,40 @@ export const ladderPolicySchema = serverPolicySchema(true, {
       root: z.string().min(1).optional().describe('The folder of the git repository the rungs describe (default: the first --root; a relative path is resolved against it)'),
     })
     .prefault({}),
+});
+
+/** The message of checkedUrl without the `source: ` it starts with: the config loader names the key itself. */
+function urlProblem(url: string): string | undefined {
+  const source = 'database';
+  try {
+    checkedUrl(url, source);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return error.message.startsWith(`${source}: `) ? error.message.slice(source.length + 2) : error.message;
+  }
+}
+
+/**
+ * The policy with the checks that span keys: a PostgreSQL URL is refused with a password in it (the
+ * policy file is read by anyone who reads the configuration), and the PostgreSQL-only keys are
+ * refused beside a SQLite file rather than silently ignored.
+ */
+export const ladderPolicySchema = ladderPolicyFields.superRefine((policy, ctx) => {
+  if (isPostgresUrl(policy.database)) {
+    const problem = urlProblem(policy.database);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['database'], message: problem });
+    return;
+  }
+  const postgresOnly = { password_file: 'takes no password', pool_size: 'has no connection pool' } as const;
+  for (const [key, why] of Object.entries(postgresOnly) as [keyof typeof postgresOnly, string][]) {
+    if (policy[key] === undefined) continue;
+    ctx.addIssue({
+      code: 'custom',
+      path: [key],
+      message: `only for a PostgreSQL database: database is the SQLite file ${policy.database}, which ${why}; remove ${key}, or set database to postgres://user@host:port/database`,
+    });
+  }
 });
 
 export type LadderPolicy = z.output<typeof ladderPolicySchema>;

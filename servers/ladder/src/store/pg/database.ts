@@ -73,7 +73,8 @@ export function checkedUrl(url: string, source = 'the database URL'): URL {
       source,
     );
   }
-  if (parsed.pathname.length <= 1) throw new ConfigError(`${source}: ${parsed.origin} names no database; write postgres://user@host:port/database`, source);
+  // Not parsed.origin: for a postgres: URL (not a special scheme) it is the string "null".
+  if (parsed.pathname.length <= 1) throw new ConfigError(`${source}: ${parsed.protocol}//${parsed.host} names no database; write postgres://user@host:port/database`, source);
   return parsed;
 }
 
