@@ -1,11 +1,10 @@
 import type { Db } from './database.js';
 import { applyMigrations } from './migrations.js';
+import { SEARCH_WEIGHTS } from './rung-search.js';
 
 const COMPONENT = 'rungs';
 
-/** bm25 weights per rung_search column: a term in the summary counts most, then the path, then the body. */
-export const SEARCH_WEIGHTS = { summary: 8, body: 1, path: 4, repoToken: 0 } as const;
-/** The weights as bm25's arguments after the table, in column order. */
+/** The search weights (a term in the summary counts most, then the path, then the body) as bm25's arguments after the table, in rung_search's column order. */
 export const BM25_WEIGHT_ARGUMENTS = `${SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.body}, ${SEARCH_WEIGHTS.path}, ${SEARCH_WEIGHTS.repoToken}`;
 
 /** Each step runs once, in order, in its own BEGIN IMMEDIATE transaction together with its record. */

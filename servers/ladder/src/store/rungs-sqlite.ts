@@ -1,64 +1,14 @@
-import { ToolError } from '@bulkhead/core';
 import type { RungKind } from '../ladder/rung-paths.js';
 import { immediate, systemClock, type Clock, type Db } from './database.js';
-import { ftsQuery, inRepository, repoToken } from './rung-search.js';
+import { JOINED_RUNG_COLUMNS, pastSubtree, refuseRevisionConflicts, RUNG_COLUMNS, toRung, toSearchHit, type RungRow } from './rung-rows.js';
+import { ftsQuery, inRepository, RANK_WINDOW, repoToken, SNIPPET_TOKENS } from './rung-search.js';
 import type { Rung, RungStore, RungWrite, SearchOptions, SearchResult } from './rungs.js';
 import { BM25_WEIGHT_ARGUMENTS, migrateRungs } from './rungs-schema.js';
-
-interface RungRow {
-  readonly id: number;
-  readonly repo: string;
-  readonly path: string;
-  readonly kind: RungKind;
-  readonly commit_id: string;
-  readonly object_id: string;
-  readonly summary: string;
-  readonly body: string | null;
-  readonly revision: number;
-  readonly author: string;
-  readonly written_at: number;
-}
 
 interface SearchRow extends RungRow {
   readonly snippet: string;
   /** bm25: negative, lower is better. */
   readonly rank: number;
-}
-
-const RUNG_COLUMNS = 'id, repo, path, kind, commit_id, object_id, summary, body, revision, author, written_at';
-/** The same columns of `rungs r` in a join. */
-const JOINED_RUNG_COLUMNS = RUNG_COLUMNS.split(', ').map((column) => `r.${column}`).join(', ');
-/** Words around the matches in a snippet: enough to read a match in its sentence. */
-const SNIPPET_TOKENS = 16;
-
-/**
- * Most matches one search ranks by bm25. FTS5 computes bm25 for every match before sorting
- * (about 1 µs each, after a pass over each term's whole index entry), so a query whose words are
- * in most of 100,000 rungs would take 60-100 ms. A query matching more rungs than this is broad:
- * only its most recently created matches, this many, are ranked (found by walking the index
- * backwards, which stops at the window's end; a rewrite keeps a rung's row and so its place), so a
- * search stays within a few milliseconds and a broad one is still ordered by relevance.
- */
-const RANK_WINDOW = 2_000;
-
-function toRung(row: RungRow): Rung {
-  return {
-    repo: row.repo,
-    path: row.path,
-    kind: row.kind,
-    commit: row.commit_id,
-    objectId: row.object_id,
-    summary: row.summary,
-    body: row.body,
-    revision: row.revision,
-    author: row.author,
-    writtenAt: row.written_at,
-  };
-}
-
-/** The first path after every path under `directory/` in byte order (`/` + 1 is `0`). */
-function pastSubtree(directory: string): string {
-  return `${directory}0`;
 }
 
 /** SQLite backend of the rung store: one file shared with the lanes store, opened with openDatabase. */
@@ -125,14 +75,8 @@ export class SqliteRungStore implements RungStore {
     const { statements } = this;
     return immediate(this.db, () => {
       const current = rungs.map((rung) => statements.byPath.get(repo, rung.path));
-      const conflicts = rungs.flatMap((rung, i) => {
-        const stored = current[i];
-        if (rung.expectedRevision === undefined || rung.expectedRevision === (stored?.revision ?? 0)) return [];
-        return [stored ? `${rung.path} is at revision ${stored.revision}; you expected ${rung.expectedRevision}` : `${rung.path} has no rung yet; you expected revision ${rung.expectedRevision}`];
-      });
-      if (conflicts.length > 0) {
-        throw new ToolError(`${conflicts.join('; ')} — someone wrote first; read it again and merge. Nothing in this write was saved.`, 'revision_conflict');
-      }
+      const storedRevisions = new Map(current.flatMap((row) => (row ? [[row.path, row.revision] as const] : [])));
+      refuseRevisionConflicts(rungs, (path) => storedRevisions.get(path) ?? 0);
       const now = this.clock();
       const token = repoToken(repo);
       return rungs.map((rung, i) => {
@@ -178,18 +122,9 @@ export class SqliteRungStore implements RungStore {
     const parameters = { match, limit: options.limit };
     const broad = this.statements.isBroad.get({ match, offset: RANK_WINDOW }) !== undefined;
     const rows = broad ? this.statements.rankedNewest.all({ ...parameters, window: RANK_WINDOW }) : this.statements.ranked.all(parameters);
-    const hits = rows.map((row) => ({
-      repo: row.repo,
-      path: row.path,
-      kind: row.kind,
-      summary: row.summary,
-      snippet: row.snippet,
-      revision: row.revision,
-      commit: row.commit_id,
-      // FTS5's bm25 is negative, lower being better; shown the other way round. Not rounded: when a
-      // term is in most rungs its weight is tiny, and only the unrounded values keep their order.
-      score: -row.rank,
-    }));
+    // FTS5's bm25 is negative, lower being better; shown the other way round. Not rounded: when a
+    // term is in most rungs its weight is tiny, and only the unrounded values keep their order.
+    const hits = rows.map((row) => toSearchHit(row, row.snippet, -row.rank));
     return { hits, broad };
   }
 
