@@ -1,11 +1,15 @@
-// One of the race test's processes: opens the shared database file through the compiled store,
-// waits for "go", then claims and answers asks until none is claimable, and reports its counts.
+// One of the race test's processes: opens the shared database (a SQLite file, or a PostgreSQL
+// database given as a URL and a password file) through the compiled store, waits for "go", then
+// claims and answers asks until none is claimable, and reports its counts.
 // Plain JavaScript so it runs under node without vitest; it imports the store from dist/.
 import { openDatabase } from '../dist/store/database.js';
+import { PgDatabase } from '../dist/store/pg/database.js';
+import { PgWorkQueueStore } from '../dist/store/pg/work-queue.js';
 import { SqliteWorkQueueStore } from '../dist/store/sqlite-work-queue.js';
 
-const [file, laneId, actor, mode] = process.argv.slice(2);
-const store = new SqliteWorkQueueStore(openDatabase(file));
+const [backend, target, laneId, actor, mode] = process.argv.slice(2);
+const pg = backend === 'postgres' ? new PgDatabase({ ...JSON.parse(target), poolSize: 2 }) : undefined;
+const store = pg ? await PgWorkQueueStore.open(pg) : new SqliteWorkQueueStore(openDatabase(target));
 
 /** Claims picked from the top of the claimable list at random, so workers collide on purpose. */
 async function claimFromQuery() {
@@ -36,6 +40,7 @@ async function run() {
   }
   const elapsedMs = performance.now() - started;
   store.close();
+  await pg?.close();
   process.send({ claims, collisions, elapsedMs, startedAt: performance.timeOrigin + started, endedAt: performance.timeOrigin + started + elapsedMs });
 }
 

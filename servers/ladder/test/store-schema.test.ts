@@ -2,9 +2,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { tempWorkspace, type TempWorkspace } from '@bulkhead/core/testing';
 import { openDatabase } from '../src/store/database.js';
 import { migrateLanes } from '../src/store/lanes-schema.js';
+import { PgDatabase } from '../src/store/pg/database.js';
+import { LANES_COPY, migratePgLanes } from '../src/store/pg/lanes-schema.js';
 import { migrateRungs } from '../src/store/rungs-schema.js';
+import { freshDatabase } from './postgres.js';
 
-describe('lanes schema', () => {
+const LANES_TABLES = ['lanes', 'lane_events', 'asks', 'ask_dependencies', 'ask_events', 'roles', 'tokens'];
+
+describe('lanes schema (SQLite only)', () => {
   let ws: TempWorkspace;
   afterEach(() => ws.cleanup());
 
@@ -24,5 +29,42 @@ describe('lanes schema', () => {
     expect(lanesSteps).toEqual([{ version: 1, applied_at: 1000 }]);
     expect(second.prepare(`SELECT count(*) FROM schema_migrations WHERE component <> 'lanes'`).pluck().get()).toBeGreaterThan(0);
     second.close();
+  });
+});
+
+describe('lanes schema on postgres', () => {
+  it('mirrors SQLite table for table, column for column and index for index (plus seq where SQLite orders by rowid), with its CHECKs', async () => {
+    const ws = tempWorkspace({}, 'bulkhead-ladder-schema-');
+    const sqlite = openDatabase(ws.path('ladder.db'));
+    migrateLanes(sqlite, 1000);
+    const database = await freshDatabase('ladder_schema');
+    const pg = new PgDatabase({ url: database.url, passwordFile: database.passwordFile });
+    try {
+      await migratePgLanes(pg);
+      for (const table of LANES_TABLES) {
+        const sqliteColumns = (sqlite.prepare(`SELECT name FROM pragma_table_info(?) ORDER BY cid`).pluck().all(table) as string[]).filter((name) => name !== 'seq');
+        const pgColumns = await pg.rows<{ column_name: string }>(`SELECT column_name FROM information_schema.columns WHERE table_name = $1 ORDER BY ordinal_position`, [table]);
+        const expected = table === 'lanes' || table === 'asks' ? [...sqliteColumns, 'seq'] : table.endsWith('_events') ? ['seq', ...sqliteColumns] : sqliteColumns;
+        expect(pgColumns.map((row) => row.column_name), table).toEqual(expected);
+        // The copy from SQLite moves every column.
+        expect([...(LANES_COPY.tables.find((copy) => copy.table === table)?.columns ?? [])].sort(), table).toEqual([...expected].sort());
+      }
+      const sqliteIndexes = sqlite.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_autoindex%' AND tbl_name <> 'schema_migrations' ORDER BY name`).pluck().all() as string[];
+      const pgIndexes = await pg.rows<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = 'public' AND indexname NOT LIKE '%_pkey' AND indexname NOT LIKE '%_key' ORDER BY indexname`);
+      expect(pgIndexes.map((row) => row.indexname)).toEqual(sqliteIndexes);
+      const lane = `INSERT INTO lanes (id, repo, title, goal, paths, priority, state, coordinator, related_lanes, created_at, updated_at) VALUES ('lane-0000000001', 'r', 't', '', '[]', 5, $1, 'c', '[]', 0, 0)`;
+      await expect(pg.run(lane, ['finished'])).rejects.toThrow(/lanes_state_check/);
+      await pg.run(lane, ['active']);
+      const ask = `INSERT INTO asks (id, lane_id, kind, title, body, payload, priority, posted_by, state, max_attempts, answer, created_at, updated_at)
+        VALUES ('ask-0000000001', 'lane-0000000001', 'work', 't', '', 'null', 5, 'p', $1, 5, $2, 0, 0)`;
+      await expect(pg.run(ask, ['waiting', null])).rejects.toThrow(/asks_state_check/);
+      await expect(pg.run(ask, ['answered', 'maybe'])).rejects.toThrow(/asks_answer_check/);
+      await expect(pg.run(`INSERT INTO roles (repo, principal, role, granted_by, granted_at) VALUES ('r', 'p', 'king', 'p', 0)`)).rejects.toThrow(/roles_role_check/);
+    } finally {
+      sqlite.close();
+      ws.cleanup();
+      await pg.close();
+      await database.drop();
+    }
   });
 });

@@ -262,9 +262,9 @@ export class PgAsks {
   }
 
   async queryClaimable(laneId: string, actor: string, options: { kind?: string; limit?: number } = {}): Promise<ClaimableAsk[]> {
-    const lane = await this.lanes.row(this.db, laneId);
+    const { lane, scopes } = await this.lanes.rowWithScopes(this.db, laneId, actor);
     requireWorkingLane(lane.id, lane.state, lane.coordinator);
-    const kinds = kindsFor(this.kinds, await this.roles.scopes(this.db, lane.repo, lane.id, actor), options.kind);
+    const kinds = kindsFor(this.kinds, scopes, options.kind);
     const rows = await this.db.rows<AskRow>(
       `WITH ${NOW_CTE('$1')}
        SELECT ${ASK_COLUMNS} FROM asks a, now
@@ -297,10 +297,10 @@ export class PgAsks {
   async claimNext(laneId: string, actor: string, options: ClaimOptions & { kind?: string } = {}): Promise<Claim | undefined> {
     const { kind, ...lease } = options;
     const { lease_seconds } = claimOptions.parse(lease);
-    const lane = await this.lanes.row(this.db, laneId);
+    // The lane and the caller's scopes in one read; the claim statement checks the lane's working state again, atomically.
+    const { lane, scopes } = await this.lanes.rowWithScopes(this.db, laneId, actor);
     requireWorkingLane(lane.id, lane.state, lane.coordinator);
-    const wanted = kind === undefined ? undefined : this.kinds.require(kind);
-    const kinds = wanted?.scope === 'contributor' ? [wanted.name] : kindsFor(this.kinds, await this.roles.scopes(this.db, lane.repo, lane.id, actor), kind);
+    const kinds = kindsFor(this.kinds, scopes, kind);
     const claimed = await this.db.one<ClaimReturning>(CLAIM_NEXT_SQL, [this.db.clockParam(), lane.id, actor, leaseMs(this.settings, lease_seconds), kinds]);
     if (!claimed) {
       // Nothing claimable, or the lane stopped working since it was read: say which.

@@ -12,8 +12,10 @@ import {
   toLane,
   type LaneRow,
 } from '../lane-rules.js';
+import type { Scope } from '../ask-kinds.js';
 import { toHistoryEvent, type EventRow } from '../records.js';
-import type { Lane, LaneState, LaneWithHistory, ProposeLaneInput } from '../work-queue.js';
+import { scopesFromRoles } from '../role-rules.js';
+import type { Lane, LaneState, LaneWithHistory, ProposeLaneInput, Role } from '../work-queue.js';
 import type { PgDatabase, PgQueries } from './database.js';
 import type { PgRoles } from './roles.js';
 
@@ -104,6 +106,23 @@ export class PgLanes {
     const row = isLaneId(laneId) ? await this.find(q, laneId, lock) : undefined;
     if (!row) throw laneNotFound(laneId);
     return row;
+  }
+
+  /**
+   * The lane row and the scopes `principal` holds on it, in one round trip (the claim path reads
+   * both before every claimNext).
+   */
+  async rowWithScopes(q: PgQueries, laneId: string, principal: string): Promise<{ lane: LaneRow; scopes: Set<Scope> }> {
+    const row = isLaneId(laneId)
+      ? await q.one<LaneRow & { roles: Role[] }>(
+          `SELECT ${LANE_COLUMNS}, ARRAY(SELECT r.role FROM roles r WHERE r.repo = l.repo AND r.principal = $2 AND (r.lane_id = '' OR r.lane_id = l.id)) AS roles
+           FROM lanes l WHERE l.id = $1`,
+          [laneId, principal],
+        )
+      : undefined;
+    if (!row) throw laneNotFound(laneId);
+    const { roles, ...lane } = row;
+    return { lane, scopes: scopesFromRoles(roles.map((role) => ({ role }))) };
   }
 
   private async find(q: PgQueries, laneId: string, lock = ''): Promise<LaneRow | undefined> {

@@ -116,8 +116,7 @@ export class PgWorkQueueStore implements WorkQueueStore {
     await this.roles.seedOwner(repo, principal);
   }
   async scopesOn(laneId: string, principal: string): Promise<Scope[]> {
-    const lane = await this.lanes.row(this.db, laneId);
-    return [...(await this.roles.scopes(this.db, lane.repo, lane.id, principal))];
+    return [...(await this.lanes.rowWithScopes(this.db, laneId, principal)).scopes];
   }
 
   async createToken(actor: string): Promise<CreatedToken> {
