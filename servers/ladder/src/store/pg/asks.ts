@@ -60,6 +60,16 @@ const CLAIM_EVENT_SQL = `
      ELSE json_build_object('lease_until', ${isoSql('c.lease_until')}) END)::text`;
 
 /**
+ * The end of both claim statements: the claimed row with the state before the claim (from the
+ * locked `prior` row, so no extra read finds the previous holder), whether it has dependencies,
+ * and the claim's event. $3 is the actor.
+ */
+const CLAIMED = `RETURNING ${ASK_COLUMNS}, prior.state AS before_state, prior.holder AS before_holder, prior.fence AS before_fence,
+      EXISTS (SELECT 1 FROM ask_dependencies d WHERE d.ask_id = a.id) AS has_dependencies),
+  e AS (INSERT INTO ask_events (ask_id, at, actor, type, fence, detail) SELECT c.id, c.updated_at, $3, ${CLAIM_EVENT_SQL} FROM c)
+  SELECT * FROM c`;
+
+/**
  * claim by id, one statement: lock the ask (so `before` is the version the UPDATE changes), take
  * it when the caller renews or it is newly claimable, and write the event. Parameters: $1 now or
  * null, $2 ask id, $3 actor, $4 lease ms, $5 kinds the caller may claim without a roles check.
@@ -77,10 +87,7 @@ const CLAIM_SQL = `
       state = 'claimed', holder = $3, lease_until = now.ms + $4::bigint, updated_at = now.ms
     FROM prior, now
     WHERE a.id = prior.id AND (${renewalSql({ now: 'now.ms', actor: '$3' })} OR (${newlyClaimableSql({ now: 'now.ms', actor: '$3' })}))
-    RETURNING ${ASK_COLUMNS}, prior.state AS before_state, prior.holder AS before_holder, prior.fence AS before_fence,
-      EXISTS (SELECT 1 FROM ask_dependencies d WHERE d.ask_id = a.id) AS has_dependencies),
-  e AS (INSERT INTO ask_events (ask_id, at, actor, type, fence, detail) SELECT c.id, c.updated_at, $3, ${CLAIM_EVENT_SQL} FROM c)
-  SELECT * FROM c`;
+    ${CLAIMED}`;
 
 /**
  * claimNext, one statement: the most urgent claimable ask, skipping rows another claim has locked
@@ -98,10 +105,7 @@ const CLAIM_NEXT_SQL = `
     UPDATE asks AS a SET fence = a.fence + 1, attempts = a.attempts + 1, state = 'claimed', holder = $3, lease_until = now.ms + $4::bigint, updated_at = now.ms
     FROM prior, now
     WHERE a.id = prior.id AND EXISTS (SELECT 1 FROM lanes l WHERE l.id = $2 AND l.state IN (${WORKING_LANE_SQL}))
-    RETURNING ${ASK_COLUMNS}, prior.state AS before_state, prior.holder AS before_holder, prior.fence AS before_fence,
-      EXISTS (SELECT 1 FROM ask_dependencies d WHERE d.ask_id = a.id) AS has_dependencies),
-  e AS (INSERT INTO ask_events (ask_id, at, actor, type, fence, detail) SELECT c.id, c.updated_at, $3, ${CLAIM_EVENT_SQL} FROM c)
-  SELECT * FROM c`;
+    ${CLAIMED}`;
 
 /**
  * answer, one statement: held by the caller with this fence and of a kind in $7, with its event.
