@@ -10,8 +10,8 @@ const COMPONENT = 'rungs';
 export const SEARCH_CONFIG = 'ladder_search';
 
 /**
- * ts_rank's weights for the classes {D, C, B, A}: body C, path B, summary A, in SEARCH_WEIGHTS'
- * proportions (ts_rank takes weights from 0 to 1, so each is divided by the largest). D is unused.
+ * ts_rank_cd's weights for the classes {D, C, B, A}: body C, path B, summary A, in SEARCH_WEIGHTS'
+ * proportions (it takes weights from 0 to 1, so each is divided by the largest). D is unused.
  */
 export const TS_RANK_WEIGHTS = `{0, ${SEARCH_WEIGHTS.body / SEARCH_WEIGHTS.summary}, ${SEARCH_WEIGHTS.path / SEARCH_WEIGHTS.summary}, 1}`;
 

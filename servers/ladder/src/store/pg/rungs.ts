@@ -21,6 +21,10 @@ function searchStatement(inRepository: boolean): string {
   const anyTerm = `to_tsquery('${SEARCH_CONFIG}', $2)`;
   const snippet = (column: string, weight: string) =>
     `CASE WHEN ts_filter(r.search, '{${weight}}') @@ ${anyTerm} THEN ladder_search_snippet(r.${column}, ${anyTerm}) END AS ${column}_snippet`;
+  // ts_rank_cd (cover density) rather than ts_rank: ts_rank saturates near 1 for a word said twice,
+  // so a rung repeating the words barely outranks one saying them once and the length
+  // normalization (1: divided by 1 + the log of the entry's length, as bm25 prefers short texts)
+  // then reverses them; cover density grows with each occurrence, as bm25's term frequency does.
   // The newest matches, one more than the window: found from the GIN index for a rare word, or by
   // walking the rungs newest first for a word in most of them (the planner knows which from the
   // words' frequencies), and either way stopped there. Only the window is ranked, and snippets
@@ -28,7 +32,7 @@ function searchStatement(inRepository: boolean): string {
   return `WITH matches AS (
       SELECT id FROM rungs WHERE search @@ ${query}${inRepository ? ' AND repo = $5' : ''} ORDER BY id DESC LIMIT $3 + 1
     ), ranked AS (
-      SELECT r.id, ts_rank('${TS_RANK_WEIGHTS}', r.search, ${query}, 1) AS score
+      SELECT r.id, ts_rank_cd('${TS_RANK_WEIGHTS}', r.search, ${query}, 1) AS score
       FROM (SELECT id FROM matches ORDER BY id DESC LIMIT $3) newest JOIN rungs r ON r.id = newest.id
       ORDER BY score DESC, r.id DESC LIMIT $4
     )
@@ -176,7 +180,7 @@ export class PgRungStore implements RungStore {
     const parameters = [parsed.all, parsed.any, RANK_WINDOW, options.limit];
     const rows =
       options.repo === undefined ? await this.db.rows<SearchRow>(SEARCH_EVERYWHERE, parameters) : await this.db.rows<SearchRow>(SEARCH_ONE_REPOSITORY, [...parameters, options.repo]);
-    // ts_rank is higher-is-better already; a real (float4), so it is shown as PostgreSQL gives it.
+    // ts_rank_cd is higher-is-better already; a real (float4), shown as PostgreSQL gives it.
     return { hits: rows.map((row) => toSearchHit(row, bestSnippet(row), row.score)), broad: rows[0]?.broad ?? false };
   }
 
