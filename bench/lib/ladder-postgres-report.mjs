@@ -51,7 +51,10 @@ export function verdicts(options, result) {
       text: `kill -9 of one of two servers mid-run: ${kill.lost} asks lost, ${kill.answeredTwice} answered twice, ${kill.reclaimed} reclaimed after their lease lapsed (max fence ${kill.maxFence}), ${kill.supersededRefused} of ${kill.superseded} answers with a superseded fence refused`,
     });
   }
-  if (search) lines.push({ key: 'search', ok: search.p99 <= TARGETS.searchP99Ms, text: `ladder_search p99 over ${int(search.rungs)} rungs on PostgreSQL: ${ms(search.p99)} ms (target ≤ ${TARGETS.searchP99Ms} ms)` });
+  if (search) {
+    lines.push({ key: 'search', ok: search.p99 <= TARGETS.searchP99Ms, text: `ladder_search p99 over ${int(search.rungs)} rungs on PostgreSQL, through PgRungStore: ${ms(search.p99)} ms (target ≤ ${TARGETS.searchP99Ms} ms)` });
+    if (search.overMcp) lines.push({ key: 'search-mcp', ok: search.overMcp.p99 <= TARGETS.searchP99Ms, text: `the same through a ladder server over MCP: ${ms(search.overMcp.p99)} ms (target ≤ ${TARGETS.searchP99Ms} ms)` });
+  }
   return lines;
 }
 
@@ -101,16 +104,23 @@ export function searchTable(search) {
     `| ladder_search max | ${ms(search.max)} ms |`,
     `| ladder_search, each of the 5 most common words alone | ${search.mostCommonWordsMs.map(ms).join(', ')} ms |`,
     `| queries matching over 2,000 rungs (broad) | ${int(search.broadQueries)} of ${int(search.queries)} |`,
+    ...(search.overMcp
+      ? [
+          `| through a ladder server (MCP over Streamable HTTP, operator token): p50 | ${ms(search.overMcp.p50)} ms |`,
+          `| through a ladder server: p99 | ${ms(search.overMcp.p99)} ms |`,
+          `| through a ladder server: max | ${ms(search.overMcp.max)} ms |`,
+        ]
+      : []),
     `| loading the rungs through PgRungStore.write, 500 a batch | ${search.loadMs === null ? '—' : `${ms(search.loadMs / 1000)} s`} |`,
   ].join('\n');
 }
 
 function methodNotes(options, result) {
   const { sql } = result;
-  return `Method:
-- PostgreSQL: a throwaway cluster made for the run under bench/.work (scripts/pg-cluster.mjs \`startCluster(dir, { durable: true })\`: fsync and synchronous_commit on, 127.0.0.1 only, password authentication), stopped and removed at the end; one database for everything.
-- Claims: one lane with ${int(options.asks)} open \`work\` asks (priorities 0–9, no dependencies, no assignee) posted through \`PgWorkQueueStore.postAsk\` before any timing and kept in a copy; before every run the asks and events are truncated and restored from it, then ANALYZE and CHECKPOINT, so every run starts from the same queue with no checkpoint due. Each client is its own actor (client-0, client-1, …) with its own ladder token (\`createToken\`, what \`bulkhead-ladder token create\` runs). All clients get "go" at once; the time runs from that signal to the last client's last answer. Each client loops until nothing is claimable. ${options.rounds} round${options.rounds === 1 ? '' : 's'}; in each, for each client count, the variants run back to back, the one going first rotating; the table shows the median (and range) of the rounds; ratios are of those medians.
-- MCP: real \`bulkhead-ladder --http 127.0.0.1:0\` processes (servers/ladder/dist/cli.js) on the database, each with its own control-plane folder (permissions.yaml allowing the ladder's tools; audit on, as by default); SDK clients over Streamable HTTP, ${CLIENTS_PER_PROCESS} per worker process, client i on server i mod S, calling \`ask_claim_next\` {lane_id} then \`ask_answer\` {ask_id, fence, answer: complete}. With 2 servers the clients are spread over both.
+  const parts = [`- PostgreSQL: a throwaway cluster made for the run under bench/.work (scripts/pg-cluster.mjs \`startCluster(dir, { durable: true })\`: fsync and synchronous_commit on, 127.0.0.1 only, password authentication), stopped and removed at the end; one database for everything.`];
+  if (result.claims) {
+    parts.push(`- Claims: one lane with ${int(options.asks)} open \`work\` asks (priorities 0–9, no dependencies, no assignee) posted through \`PgWorkQueueStore.postAsk\` before any timing and kept in a copy; before every run the asks and events are truncated and restored from it, then ANALYZE and CHECKPOINT, so every run starts from the same queue with no checkpoint due. Each client is its own actor (client-0, client-1, …) with its own ladder token (\`createToken\`, what \`bulkhead-ladder token create\` runs). All clients get "go" at once; the time runs from that signal to the last client's last answer. Each client loops until nothing is claimable. ${options.rounds} round${options.rounds === 1 ? '' : 's'}; in each, for each client count, the variants run back to back, the one going first rotating; the table shows the median (and range) of the rounds; ratios are of those medians.
+- MCP: real \`bulkhead-ladder --http 127.0.0.1:0\` processes (servers/ladder/dist/cli.js) on the database, each with its own control-plane folder (ladder_policy.yaml naming the database with \`password_file\` and \`pool_size: ${result.poolSize ?? 10}\`, permissions.yaml allowing the ladder's tools; audit on, as by default); SDK clients over Streamable HTTP, ${CLIENTS_PER_PROCESS} per worker process, client i on server i mod S, calling \`ask_claim_next\` {lane_id} then \`ask_answer\` {ask_id, fence, answer: complete}. With 2 servers the clients are spread over both.
 - Store in-process: N worker processes, each \`PgWorkQueueStore.open(new PgDatabase(…))\` from servers/ladder/dist, \`claimNext\` then \`answer\`: what the tools run, without MCP, HTTP and the server around it.
 - Raw SQL: N worker processes, one pg connection each, named (prepared) statements, the time from the database's clock as the store takes it. Bare: two autocommit UPDATEs:
 \`\`\`sql
@@ -122,9 +132,11 @@ ${sql.bareAnswer};
 ${sql.guardedClaim};
 ${sql.guardedAnswer};
 \`\`\`
-- Exactly once: after every run, in SQL: the clients reported ${int(options.asks)} distinct ask ids between them; every ask is \`answered\` \`complete\` with fence 1 and attempts 1 by the actor that reported it; (all but raw bare) every ask has exactly one \`claimed\` and one \`answered\` event.
-- Fencing: ${KILL.clients} MCP clients over 2 servers claim with \`lease_seconds: ${KILL.leaseSeconds}\`; when ${Math.round(KILL.killAtShare * 100)}% of the queue is answered the first server gets SIGKILL. Its clients stop, keeping the claim they held; the second server's clients go on, polling an empty queue until every ask is answered (the dead server's claims lapse and are claimed again with a higher fence). Then each client of the dead server answers the claim it held through the surviving server with its old fence. Checked from the rows and events: every ask answered exactly once by one actor, none lost; a late answer whose fence is the one the ask was answered with was the client's own answer that committed before its reply was lost; every other late answer (a superseded fence) must be refused.
-- ladder_search: bench/lib/ladder-rungs.mjs's workload (the SQLite bench's: ${int(options.rungs)} rungs in 10 repositories with Zipf-distributed words, 1,000 queries of 1–3 words, a quarter limited to one repo, limit 20, after 50 warmups; p50/p99 by nearest rank) on the compiled \`Ladder\` with \`PgRungStore\`, in-process.`;
+- Exactly once: after every run, in SQL: the clients reported ${int(options.asks)} distinct ask ids between them; every ask is \`answered\` \`complete\` with fence 1 and attempts 1 by the actor that reported it; (all but raw bare) every ask has exactly one \`claimed\` and one \`answered\` event.`);
+  }
+  if (result.kill) parts.push(`- Fencing: ${KILL.clients} MCP clients over 2 servers claim with \`lease_seconds: ${KILL.leaseSeconds}\`; when ${Math.round(KILL.killAtShare * 100)}% of the queue is answered the first server gets SIGKILL. Its clients stop, keeping the claim they held; the second server's clients go on, polling an empty queue until every ask is answered (the dead server's claims lapse and are claimed again with a higher fence). Then each client of the dead server answers the claim it held through the surviving server with its old fence. Checked from the rows and events: every ask answered exactly once by one actor, none lost; a late answer whose fence is the one the ask was answered with was the client's own answer that committed before its reply was lost; every other late answer (a superseded fence) must be refused.`);
+  if (result.search) parts.push(`- ladder_search: bench/lib/ladder-rungs.mjs's workload (the SQLite bench's: ${int(options.rungs)} rungs in 10 repositories with Zipf-distributed words, 1,000 queries of 1–3 words, a quarter limited to one repo, limit 20, after 50 warmups; p50/p99 by nearest rank) on the compiled \`Ladder\` with \`PgRungStore\`, in-process; then the same queries as \`ladder_search\` calls to a \`bulkhead-ladder --http\` server on the database (one MCP client, the operator's token), checked to find the same hits.`);
+  return `Method:\n${parts.join('\n')}`;
 }
 
 export function postgresReport({ options, result, m, startLoad, endLoad, date }) {

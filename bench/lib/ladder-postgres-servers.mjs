@@ -4,6 +4,7 @@
 // audit chain) holding the same ladder_policy.yaml. Everything started here is stopped on exit,
 // Ctrl-C included (bench/lib/processes.mjs for the servers, an exit hook for the cluster).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,22 +64,23 @@ export async function adminClient(database) {
 }
 
 /** A control-plane folder for one server: the policy naming the database, every ladder tool allowed, an operator token. */
-function controlFolder(dir, database) {
+function controlFolder(dir, database, poolSize) {
   mkdirSync(join(dir, 'config'), { recursive: true });
   mkdirSync(join(dir, 'root'), { recursive: true });
-  writeFileSync(join(dir, 'config', 'ladder_policy.yaml'), `database: ${database.url}\npassword_file: ${database.passwordFile}\nactor: bench-operator\nrepo:\n  name: bench/claims\n`);
+  writeFileSync(join(dir, 'config', 'ladder_policy.yaml'), `database: ${database.url}\npassword_file: ${database.passwordFile}\npool_size: ${poolSize}\nactor: bench-operator\nrepo:\n  name: bench/claims\n`);
   writeFileSync(join(dir, 'config', 'permissions.yaml'), 'allow:\n  - ladder\n');
-  writeFileSync(join(dir, 'operator-token'), `${'bench-operator-token-'.padEnd(40, 'x')}\n`, { mode: 0o600 });
-  return { config: join(dir, 'config'), root: join(dir, 'root'), tokenFile: join(dir, 'operator-token') };
+  const operatorToken = randomBytes(32).toString('base64url');
+  writeFileSync(join(dir, 'operator-token'), `${operatorToken}\n`, { mode: 0o600 });
+  return { config: join(dir, 'config'), root: join(dir, 'root'), tokenFile: join(dir, 'operator-token'), operatorToken };
 }
 
 /**
- * Starts `bulkhead-ladder --http 127.0.0.1:0` on the database and resolves once its banner says
- * where it listens. kill() is `kill -9`; stop() is SIGTERM, then SIGKILL after 3 s.
+ * Starts `bulkhead-ladder --http 127.0.0.1:0` on the database (its pool_size: `poolSize`) and
+ * resolves once its banner says where it listens. kill() is `kill -9`; stop() is SIGTERM, then SIGKILL after 3 s.
  */
-export async function startLadderServer(dir, database, name, extraArgs = []) {
-  const folder = controlFolder(dir, database);
-  const child = spawn(process.execPath, [CLI, '--http', '127.0.0.1:0', '--config', folder.config, '--root', folder.root, '--token-file', folder.tokenFile, ...extraArgs], {
+export async function startLadderServer(dir, database, name, { poolSize = 10, args = [] } = {}) {
+  const folder = controlFolder(dir, database, poolSize);
+  const child = spawn(process.execPath, [CLI, '--http', '127.0.0.1:0', '--config', folder.config, '--root', folder.root, '--token-file', folder.tokenFile, ...args], {
     cwd: folder.root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -112,6 +114,8 @@ export async function startLadderServer(dir, database, name, extraArgs = []) {
     name,
     url,
     pid: child.pid,
+    /** The --token-file token: calls with it act as the policy's actor. */
+    operatorToken: folder.operatorToken,
     stderr: () => stderr,
     exited,
     kill() {

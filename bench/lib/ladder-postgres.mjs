@@ -268,19 +268,50 @@ async function checkKill(ctx, results, clients) {
   };
 }
 
-async function runSearch(database, options, log) {
+/** An MCP client of `server` acting as its operator (the --token-file token), for ladder_search. */
+async function operatorClient(server) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const client = new Client({ name: 'bulkhead-bench-ladder', version: '0.1.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${server.operatorToken}` } } }));
+  return client;
+}
+
+/**
+ * ladder_search through PgRungStore in-process, then the same queries through a ladder server's
+ * ladder_search tool (MCP over Streamable HTTP: the gate, the audit line and the reply around it).
+ */
+async function runSearch(database, options, workDir, log) {
   const { searchWorkload } = await import('./ladder-rungs.mjs');
   const { PgRungStore } = await import('../../servers/ladder/dist/store/pg/rungs.js');
   const { Ladder } = await import('../../servers/ladder/dist/ladder/ladder.js');
   const db = new PgDatabase({ url: database.url, passwordFile: database.passwordFile, source: 'the bench' });
   let store;
+  let server;
+  let client;
   try {
     store = await PgRungStore.open(db);
+    const countRungs = async () => Number((await db.one('SELECT count(*) AS n FROM rungs')).n);
     log(`ladder_search: loading ${int(options.rungs)} rungs through PgRungStore and running 1,000 queries ...\n`);
-    const result = await searchWorkload({ store, ladder: new Ladder(store), rungs: options.rungs, countRungs: async () => Number((await db.one('SELECT count(*) AS n FROM rungs')).n) });
-    log(`  p50 ${ms(result.p50)} ms, p99 ${ms(result.p99)} ms (load ${result.loadMs === null ? 'skipped' : `${ms(result.loadMs / 1000)} s`})\n`);
-    return result;
+    const result = await searchWorkload({ store, ladder: new Ladder(store), rungs: options.rungs, countRungs });
+    log(`  in-process: p50 ${ms(result.p50)} ms, p99 ${ms(result.p99)} ms (load ${result.loadMs === null ? 'skipped' : `${ms(result.loadMs / 1000)} s`})\n`);
+    server = await startLadderServer(join(workDir, 'search-server'), database, 'search server');
+    client = await operatorClient(server);
+    const overMcp = {
+      async search(query, { limit, repo } = {}) {
+        const reply = await client.callTool({ name: 'ladder_search', arguments: { query, ...(limit ? { limit } : {}), ...(repo ? { repo } : {}) } });
+        if (reply.isError) throw new Error(`ladder_search ${JSON.stringify(query)} was refused: ${reply.content?.[0]?.text}`);
+        return reply.structuredContent;
+      },
+    };
+    const mcp = await searchWorkload({ store, ladder: overMcp, rungs: options.rungs, countRungs });
+    log(`  through a ladder server (MCP): p50 ${ms(mcp.p50)} ms, p99 ${ms(mcp.p99)} ms\n`);
+    if (mcp.meanHits !== result.meanHits || mcp.broadQueries !== result.broadQueries) throw new Error(`ladder_search through the server found other hits (${mcp.meanHits}/${mcp.broadQueries} broad) than in-process (${result.meanHits}/${result.broadQueries})`);
+    const { loadMs, rungs, queries, meanHits, broadQueries, ...timesOverMcp } = mcp;
+    return { ...result, overMcp: timesOverMcp };
   } finally {
+    await client?.close().catch(() => {});
+    await server?.stop();
     await store?.close?.();
     await db.close();
   }
@@ -296,6 +327,8 @@ export async function runPostgres(options, workDir, log) {
   const timings = {};
   let t = performance.now();
   const database = await startBenchDatabase(join(workDir, 'cluster'));
+  // After Ctrl-C too; registered after the cluster's own exit hook, so the cluster is stopped before its folder goes.
+  process.once('exit', () => rmSync(workDir, { recursive: true, force: true }));
   timings.clusterMs = performance.now() - t;
   const admin = await adminClient(database);
   const servers = [];
@@ -314,7 +347,10 @@ export async function runPostgres(options, workDir, log) {
       for (let i = 0; i < clientCount; i++) tokens.push({ actor: `client-${i}`, secret: (await opened.store.createToken(`client-${i}`)).secret });
       const serverCount = Math.max(...(options.claims ? options.servers : [0]), options.kill ? 2 : 0);
       t = performance.now();
-      for (let i = 0; i < serverCount; i++) servers.push(await startLadderServer(join(workDir, `server-${i + 1}`), database, `server ${i + 1}`));
+      // A pool as large as the most clients one server gets, so its pool is never what they wait for.
+      const poolSize = Math.max(10, clientCount);
+      for (let i = 0; i < serverCount; i++) servers.push(await startLadderServer(join(workDir, `server-${i + 1}`), database, `server ${i + 1}`, { poolSize }));
+      out.poolSize = poolSize;
       timings.serversMs = performance.now() - t;
       const ctx = { admin, database, laneId, asks: options.asks, shape, servers, tokens };
       out.sql = rawSql(shape);
@@ -334,7 +370,7 @@ export async function runPostgres(options, workDir, log) {
     }
     if (options.search) {
       t = performance.now();
-      out.search = await runSearch(database, options, log);
+      out.search = await runSearch(database, options, workDir, log);
       timings.searchMs = performance.now() - t;
     }
     return out;
