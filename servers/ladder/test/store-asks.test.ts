@@ -58,6 +58,27 @@ describe.each(STORE_BACKENDS)('asks on %s: lifecycle, leases, fencing, dependenc
     expect(await f.store.claimNext(laneId, 'dave')).toBeUndefined();
   });
 
+  it('claim events say who held the ask before: a renewal, a lapsed lease taken back by claimNext, a released ask', async () => {
+    const ask = await post('task');
+    await f.store.claim(ask.id, 'bob', { lease_seconds: 60 });
+    await f.store.claim(ask.id, 'bob', { lease_seconds: 120 });
+    f.advance(3 * MINUTE);
+    const taken = await f.store.claimNext(laneId, 'carol', { lease_seconds: 60 });
+    expect(taken).toMatchObject({ fence: 2, renewed: false, ask: { id: ask.id, holder: 'carol', attempts: 2 } });
+    await f.store.release(ask.id, 2, 'carol');
+    const again = await f.store.claimNext(laneId, 'dave');
+    expect(again?.fence).toBe(3);
+    const history = (await f.store.getAsk(ask.id)).history;
+    expect(history.map((event) => [event.type, event.actor, event.fence, event.detail])).toEqual([
+      ['posted', 'alice', null, { kind: 'work', priority: 5, depends_on: [] }],
+      ['claimed', 'bob', 1, { lease_until: new Date(START + MINUTE).toISOString() }],
+      ['renewed', 'bob', 1, { lease_until: new Date(START + 2 * MINUTE).toISOString() }],
+      ['claimed', 'carol', 2, { lease_until: new Date(START + 4 * MINUTE).toISOString(), superseded_fence: 1, previous_holder: 'bob' }],
+      ['released', 'carol', 2, {}],
+      ['claimed', 'dave', 3, { lease_until: new Date(START + 18 * MINUTE).toISOString() }],
+    ]);
+  });
+
   it('expires leases by the injected clock; re-claiming renews the live lease and keeps the fence', async () => {
     const ask = await post('task');
     const first = await f.store.claim(ask.id, 'bob', { lease_seconds: 600 });

@@ -4,8 +4,11 @@ import { openDatabase } from '../src/store/database.js';
 import { migrateLanes } from '../src/store/lanes-schema.js';
 import { PgDatabase } from '../src/store/pg/database.js';
 import { LANES_COPY, migratePgLanes } from '../src/store/pg/lanes-schema.js';
+import { PgWorkQueueStore } from '../src/store/pg/work-queue.js';
 import { migrateRungs } from '../src/store/rungs-schema.js';
+import { SqliteWorkQueueStore } from '../src/store/sqlite-work-queue.js';
 import { freshDatabase } from './postgres.js';
+import { REPO, START } from './store-fixture.js';
 
 const LANES_TABLES = ['lanes', 'lane_events', 'asks', 'ask_dependencies', 'ask_events', 'roles', 'tokens'];
 
@@ -60,6 +63,50 @@ describe('lanes schema on postgres', () => {
       await expect(pg.run(ask, ['waiting', null])).rejects.toThrow(/asks_state_check/);
       await expect(pg.run(ask, ['answered', 'maybe'])).rejects.toThrow(/asks_answer_check/);
       await expect(pg.run(`INSERT INTO roles (repo, principal, role, granted_by, granted_at) VALUES ('r', 'p', 'king', 'p', 0)`)).rejects.toThrow(/roles_role_check/);
+    } finally {
+      sqlite.close();
+      ws.cleanup();
+      await pg.close();
+      await database.drop();
+    }
+  });
+});
+
+describe('lanes copy spec (SQLite to postgres)', () => {
+  it('moves every row so the PostgreSQL store reads what the SQLite store wrote, and new rows follow the copied ones', async () => {
+    const ws = tempWorkspace({}, 'bulkhead-ladder-copy-');
+    const now = () => START;
+    const sqlite = new SqliteWorkQueueStore(openDatabase(ws.path('ladder.db')), {}, now);
+    const database = await freshDatabase('ladder_copy');
+    const pg = new PgDatabase({ url: database.url, passwordFile: database.passwordFile, clock: now });
+    try {
+      await sqlite.seedOwner(REPO, 'olga');
+      const lane = await sqlite.proposeLane({ repo: REPO, title: 'copied', paths: ['src/**'] }, 'alice');
+      await sqlite.grantRole({ repo: REPO, principal: 'mia', role: 'maintainer', lane_id: lane.id }, 'olga');
+      const first = (await sqlite.postAsk({ lane_id: lane.id, kind: 'work', title: 'first', payload: { n: 1 }, idempotency_key: 'k' }, 'alice')).ask;
+      const second = (await sqlite.postAsk({ lane_id: lane.id, kind: 'work', title: 'second', depends_on: [first.id] }, 'alice')).ask;
+      const claim = await sqlite.claim(first.id, 'bob');
+      await sqlite.answer({ ask_id: first.id, fence: claim.fence, answer: 'complete' }, 'bob');
+      const token = await sqlite.createToken('bob');
+      const file = openDatabase(ws.path('ladder.db'));
+      const target = await PgWorkQueueStore.open(pg);
+      for (const table of LANES_COPY.tables) {
+        for (const row of file.prepare(table.sqliteSelect).raw().all() as unknown[][]) {
+          await pg.run(`INSERT INTO ${table.table} (${table.columns.join(', ')}) VALUES (${table.columns.map((_, index) => `$${index + 1}`).join(', ')})`, row);
+        }
+      }
+      for (const statement of LANES_COPY.finish) await pg.run(statement);
+      file.close();
+
+      expect(await target.getLane(lane.id)).toEqual(await sqlite.getLane(lane.id));
+      expect(await target.getAsk(first.id)).toEqual(await sqlite.getAsk(first.id));
+      expect(await target.getAsk(second.id)).toEqual(await sqlite.getAsk(second.id));
+      expect(await target.listRoles(REPO)).toEqual(await sqlite.listRoles(REPO));
+      expect(await target.verifyToken(token.secret)).toBe('bob');
+      expect(await target.postAsk({ lane_id: lane.id, kind: 'work', title: 'again', idempotency_key: 'k' }, 'alice')).toMatchObject({ replayed: true, ask: { id: first.id } });
+      const third = (await target.postAsk({ lane_id: lane.id, kind: 'work', title: 'third' }, 'alice')).ask;
+      expect((await target.listAsks(lane.id)).map((ask) => ask.id)).toEqual([first.id, second.id, third.id]);
+      expect((await target.getAsk(third.id)).history.map((event) => event.type)).toEqual(['posted']);
     } finally {
       sqlite.close();
       ws.cleanup();

@@ -79,7 +79,7 @@ const CLAIM_SQL = `
   prior AS (
     SELECT a.id, a.state, a.holder, a.fence FROM asks a JOIN lanes l ON l.id = a.lane_id
     WHERE a.id = $2 AND l.state IN (${WORKING_LANE_SQL}) AND a.kind = ANY($5::text[])
-    FOR UPDATE OF a),
+    FOR NO KEY UPDATE OF a),
   c AS (
     UPDATE asks AS a SET
       fence = CASE WHEN ${renewalSql({ now: 'now.ms', actor: '$3' })} THEN a.fence ELSE a.fence + 1 END,
@@ -100,7 +100,7 @@ const CLAIM_NEXT_SQL = `
     SELECT a.id, a.state, a.holder, a.fence FROM asks a, now
     WHERE a.lane_id = $2 AND a.state IN ('open', 'claimed') AND a.kind = ANY($5::text[]) AND ${newlyClaimableSql({ now: 'now.ms', actor: '$3' })}
     ORDER BY a.priority, a.created_at, a.seq LIMIT 1
-    FOR UPDATE OF a SKIP LOCKED),
+    FOR NO KEY UPDATE OF a SKIP LOCKED),
   c AS (
     UPDATE asks AS a SET fence = a.fence + 1, attempts = a.attempts + 1, state = 'claimed', holder = $3, lease_until = now.ms + $4::bigint, updated_at = now.ms
     FROM prior, now
@@ -150,7 +150,9 @@ interface ClaimReturning extends ClaimedRow {
  * The Ask queue on PostgreSQL. The hot path (claimNext, claim, answer, post) is one autocommit
  * statement each; a refusal is explained in a transaction holding the ask's row lock, so what it
  * reads is what it decides on. Writes that read and then decide (adding dependencies, the expiry
- * inside a refused claim) hold row locks or the repository's advisory lock.
+ * inside a refused claim) hold row locks or the repository's advisory lock. Row locks are FOR NO
+ * KEY UPDATE, the lock an UPDATE takes: it keeps other writers of the ask out but lets rows that
+ * refer to it (events, dependencies) be inserted meanwhile.
  */
 export class PgAsks {
   /** Kinds of contributor scope (everyone holds it) allowing each answer: answered without a roles query. */
@@ -287,7 +289,7 @@ export class PgAsks {
     const claimed = isAskId(askId) ? await this.db.one<ClaimReturning>(CLAIM_SQL, [this.db.clockParam(), askId, actor, lease, this.openKinds]) : undefined;
     if (claimed) return this.toClaim(claimed);
     const outcome = await this.db.transaction(async (tx) => {
-      const before = await this.rowInLane(tx, askId, 'FOR UPDATE OF a');
+      const before = await this.rowInLane(tx, askId, 'FOR NO KEY UPDATE OF a');
       requireWorkingLane(before.lane_id, before.lane_state, before.coordinator);
       const scope = this.kinds.require(before.kind).scope;
       if (scope !== 'contributor') await this.roles.requireScope(tx, before.repo, before.lane_id, actor, scope, `claiming ${before.id} (${before.kind})`);
@@ -317,7 +319,7 @@ export class PgAsks {
 
   async release(askId: string, fence: number, actor: string): Promise<Ask> {
     return this.db.transaction(async (tx) => {
-      const row = await this.row(tx, askId, 'FOR UPDATE');
+      const row = await this.row(tx, askId, 'FOR NO KEY UPDATE');
       requireHold(row, fence, actor, 'release');
       const released = await tx.one<{ state: AskState }>(
         `UPDATE asks SET state = CASE WHEN attempts >= max_attempts THEN 'expired' ELSE 'open' END, holder = NULL, lease_until = NULL, updated_at = $1
@@ -344,7 +346,7 @@ export class PgAsks {
     const answered =
       (await this.db.one<ClaimedRow>(ANSWER_SQL, params(this.db.clockParam(), this.openKindsByAnswer.get(answer.answer) ?? []))) ??
       (await this.db.transaction(async (tx) => {
-        const row = await this.rowInLane(tx, answer.ask_id, 'FOR UPDATE OF a');
+        const row = await this.rowInLane(tx, answer.ask_id, 'FOR NO KEY UPDATE OF a');
         requireHold(row, answer.fence, actor, 'answer');
         const kind = this.kinds.require(row.kind);
         if (!kind.answers.includes(answer.answer)) throw answerKindRefusal(kind.name, kind.answers, answer.answer);
@@ -359,7 +361,7 @@ export class PgAsks {
 
   async cancel(askId: string, actor: string, reason = ''): Promise<Ask> {
     return this.db.transaction(async (tx) => {
-      const row = await this.rowInLane(tx, askId, 'FOR UPDATE OF a');
+      const row = await this.rowInLane(tx, askId, 'FOR NO KEY UPDATE OF a');
       if (row.posted_by !== actor) await this.roles.requireScope(tx, row.repo, row.lane_id, actor, 'coordinator', `cancelling ${row.id} (posted by ${row.posted_by})`);
       const changed = await tx.run(`UPDATE asks SET state = 'cancelled', lease_until = NULL, updated_at = $1 WHERE id = $2 AND state IN ('open', 'claimed')`, [tx.now, row.id]);
       if (changed !== 1) throw cancelRefusal(row);

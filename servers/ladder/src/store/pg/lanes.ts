@@ -78,7 +78,7 @@ export class PgLanes {
   async setState(laneId: string, state: LaneState, actor: string, reason = ''): Promise<LaneWithHistory> {
     requireKnownLaneState(state);
     await this.db.transaction(async (tx) => {
-      const row = await this.row(tx, laneId, 'FOR UPDATE');
+      const row = await this.row(tx, laneId, 'FOR NO KEY UPDATE');
       await this.roles.requireScope(tx, row.repo, row.id, actor, 'coordinator', `moving ${row.id} to ${state}`);
       if (!laneMove(row, state)) return;
       await tx.run('UPDATE lanes SET state = $1, updated_at = $2 WHERE id = $3', [state, tx.now, row.id]);
@@ -89,7 +89,7 @@ export class PgLanes {
 
   async addRelated(laneId: string, relatedLaneId: string, actor: string): Promise<LaneWithHistory> {
     await this.db.transaction(async (tx) => {
-      const row = await this.row(tx, laneId, 'FOR UPDATE');
+      const row = await this.row(tx, laneId, 'FOR NO KEY UPDATE');
       const related = await this.row(tx, relatedLaneId);
       const coordinates = async (id: string) => (await this.roles.scopes(tx, row.repo, id, actor)).has('coordinator');
       const coordinatesEither = related.repo === row.repo && ((await coordinates(row.id)) || (await coordinates(related.id)));
@@ -102,7 +102,7 @@ export class PgLanes {
   }
 
   /** The lane row, or a refusal naming the unknown id; `lock` takes its row lock inside a transaction. */
-  async row(q: PgQueries, laneId: string, lock: '' | 'FOR UPDATE' | 'FOR SHARE' = ''): Promise<LaneRow> {
+  async row(q: PgQueries, laneId: string, lock: '' | 'FOR NO KEY UPDATE' = ''): Promise<LaneRow> {
     const row = isLaneId(laneId) ? await this.find(q, laneId, lock) : undefined;
     if (!row) throw laneNotFound(laneId);
     return row;
