@@ -24,7 +24,7 @@ const BINARIES: Readonly<Record<string, string>> = {
   'bulkhead-audit': 'shared/dist/audit/cli.js',
 };
 /** Words that name a subcommand right after a compartment binary (each has its own usage). */
-const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = { 'bulkhead-ladder': ['token'], 'bulkhead-audit': ['verify'] };
+const SUBCOMMANDS: Readonly<Record<string, readonly string[]>> = { 'bulkhead-ladder': ['token', 'migrate', 'copy'], 'bulkhead-audit': ['verify'] };
 
 export interface Doc {
   /** Path relative to the repository, with `/`. */

@@ -5,8 +5,8 @@ import type { LadderCapabilities, LadderDeps, LadderTool } from './context.js';
 import { toolEndpointRoute } from './http/tool-endpoint.js';
 import { Ladder } from './ladder/ladder.js';
 import { LADDER_POLICY_FILE, ladderPolicySchema, type LadderPolicy } from './policy.js';
-import { systemClock, type Clock } from './store/database.js';
-import { LadderFile, LazyRungStore, LazyWorkQueueStore } from './store/ladder-file.js';
+import type { Clock } from './store/database.js';
+import { ladderDatabase, openLadderStores } from './store/open-stores.js';
 import { askAnswer } from './tools/ask_answer.js';
 import { askCancel } from './tools/ask_cancel.js';
 import { askClaim } from './tools/ask_claim.js';
@@ -77,6 +77,7 @@ export function stdioPrincipal(policy: LadderPolicy): string {
   }
 }
 
+/** The database file a SQLite policy names (for a PostgreSQL policy, see ladderDatabase). */
 export function ladderDatabasePath(controlDir: string, policy: LadderPolicy): string {
   return resolve(controlDir, policy.database);
 }
@@ -86,45 +87,44 @@ interface OpenedLadder {
   readonly policy: LadderPolicy;
   /** Who calls act as when their transport names nobody: the policy's actor. */
   readonly operator: string;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**
  * The stores and the git repository of the ladder, for any transport: rungs of the git repository
- * under the first root (or `repo.root`), lanes and asks of any repository, on one SQLite file,
- * opened by the first call that needs it (see LadderFile): starting, or listing the tools, makes
- * no file. The first stdio actor to serve a call on a default repository that has no owner
- * becomes its owner, so a fresh install can grant roles without a bootstrap step, while later
- * servers on the same file (other agents) do not.
+ * under the first root (or `repo.root`), lanes and asks of any repository, in the database the
+ * policy names (see openLadderStores: a SQLite file opened by the first call that needs it, so
+ * starting or listing the tools makes no file; a PostgreSQL database connected and migrated now,
+ * so a server that cannot reach it does not start). The first stdio actor to serve a call on a
+ * default repository that has no owner becomes its owner, so a fresh install can grant roles
+ * without a bootstrap step, while later servers on the same database (other agents) do not.
  */
-function openLadder(options: LadderServerOptions): OpenedLadder {
+async function openLadder(options: LadderServerOptions): Promise<OpenedLadder> {
   const policy = options.policy ?? loadLadderPolicy(options.controlDir);
   const gitRoot = policy.repo.root !== undefined ? resolve(options.roots[0]!, policy.repo.root) : options.roots[0]!;
   const paths = new Roots([...options.roots, gitRoot], { controlDir: options.controlDir, denyRead: [] });
   const defaultRepo = policy.repo.name ?? `local/${basename(gitRoot)}`;
   const operator = stdioPrincipal(policy);
-  const clock = options.clock ?? systemClock;
 
-  const file = new LadderFile(ladderDatabasePath(options.controlDir, policy), {
+  const stores = await openLadderStores(ladderDatabase(options.controlDir, policy), {
     workQueue: { leaseMs: policy.lease_ms, maxAttempts: policy.max_attempts, extraKinds: policy.extra_kinds },
-    clock,
+    clock: options.clock,
     prepare: async ({ work }) => {
       const owners = (await work.listRoles(defaultRepo)).filter((grant) => grant.role === 'owner');
       if (owners.length === 0) await work.seedOwner(defaultRepo, operator);
     },
   });
-  const store = new LazyWorkQueueStore(file);
 
   const deps: LadderDeps = {
-    store,
-    ladder: new Ladder(new LazyRungStore(file)),
+    store: stores.work,
+    ladder: new Ladder(stores.rungs),
     defaultRepo,
     async openRepository(repo, signal) {
       if (repo !== defaultRepo) throw new ToolError(`this server keeps rungs only for ${defaultRepo}; ${repo} has no git repository here — leave repo out or use ${defaultRepo}`, 'not_found');
       return { name: repo, git: await GitRepository.open(paths, gitRoot, GIT_LIMITS), signal };
     },
   };
-  return { deps, operator, policy, close: () => store.close() };
+  return { deps, operator, policy, close: () => stores.close() };
 }
 
 /**
@@ -149,20 +149,26 @@ async function verifyQuietly(store: LadderDeps['store'], token: string): Promise
  * MCP, and an endpoint beside it would answer calls no gate had seen.
  */
 export async function createLadderServer(options: LadderServerOptions): Promise<ToolServer> {
-  const { deps, operator, policy, close } = openLadder(options);
+  const { deps, operator, policy, close } = await openLadder(options);
   const ownHttp = options.gate.kind === 'self';
-  return createToolServer<LadderCapabilities>({
-    namespace: 'ladder',
-    version: LADDER_VERSION,
-    instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as the actor your bearer token was issued to, or ${operator} without one. repo defaults to ${deps.defaultRepo}.`,
-    tools: ladderTools,
-    policy,
-    capabilities: { ...deps, operator },
-    controlDir: options.controlDir,
-    gate: options.gate,
-    audit: options.audit,
-    limits: DEFAULT_OUTPUT_LIMITS,
-    ...(ownHttp ? { http: (call: DirectCall) => ({ routes: [toolEndpointRoute(call, policy.public_read)], verifyToken: (token: string) => verifyQuietly(deps.store, token) }) } : {}),
-    onClose: async () => close(),
-  });
+  try {
+    return createToolServer<LadderCapabilities>({
+      namespace: 'ladder',
+      version: LADDER_VERSION,
+      instructions: `The Ladder (summaries of ${deps.defaultRepo}'s paths anchored to commits, with freshness) and Lanes and Asks (a claimable work queue). You act as the actor your bearer token was issued to, or ${operator} without one. repo defaults to ${deps.defaultRepo}.`,
+      tools: ladderTools,
+      policy,
+      capabilities: { ...deps, operator },
+      controlDir: options.controlDir,
+      gate: options.gate,
+      audit: options.audit,
+      limits: DEFAULT_OUTPUT_LIMITS,
+      ...(ownHttp ? { http: (call: DirectCall) => ({ routes: [toolEndpointRoute(call, policy.public_read)], verifyToken: (token: string) => verifyQuietly(deps.store, token) }) } : {}),
+      onClose: close,
+    });
+  } catch (error) {
+    // A server that never started still ends its pool, or the process would wait on it.
+    await close();
+    throw error;
+  }
 }
