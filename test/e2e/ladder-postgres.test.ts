@@ -2,6 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpServer, startStdioServer, tempWorkspace, type ServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
+import { freePort } from '../../servers/ladder/test/free-port.js';
 import { freshDatabase, type FreshDatabase } from '../../servers/ladder/test/postgres.js';
 import { LADDER_CLI } from './helpers.js';
 
@@ -79,6 +80,57 @@ describe('bulkhead-ladder on PostgreSQL, as a user runs it', () => {
     expect(wrong.stderr).toBe(
       `bulkhead-ladder: cannot use the ladder database ${fresh.url}: authentication failed for user bulkhead; give the right password in PGPASSWORD, password_file in ladder_policy.yaml, or ~/.pgpass (mode 0600; PGPASSFILE names another file)\n`,
     );
+    const missing = new URL(fresh.url);
+    missing.pathname = '/no_such_ladder';
+    writeFileSync(ws.path('.bulkhead/ladder_policy.yaml'), `actor: ada\ndatabase: ${missing.toString()}\n`);
+    expect(cli(['--root', ws.root], { PGPASSWORD: fresh.password }).stderr).toBe(
+      `bulkhead-ladder: cannot use the ladder database ${missing.toString()}: the database no_such_ladder does not exist; create it (createdb -h 127.0.0.1 -p ${missing.port} -U bulkhead no_such_ladder), or correct database in ${ws.path('.bulkhead/ladder_policy.yaml')}\n`,
+    );
+  });
+
+  it('refuses to start when no server listens', async () => {
+    ws = userFolder('');
+    const port = await freePort();
+    writeFileSync(ws.path('.bulkhead/ladder_policy.yaml'), `actor: ada\ndatabase: postgres://bulkhead@127.0.0.1:${port}/ladder\n`);
+    const refused = cli(['--root', ws.root], { PGPASSWORD: fresh.password });
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toBe(`bulkhead-ladder: cannot use the ladder database postgres://bulkhead@127.0.0.1:${port}/ladder: connection refused: no PostgreSQL server listens at 127.0.0.1:${port}; start it, or correct database in ${ws.path('.bulkhead/ladder_policy.yaml')}\n`);
+  });
+
+  it('copies a SQLite ladder made by the server into PostgreSQL, where a server reads it and takes its token', async () => {
+    const target = await freshDatabase('e2e_copy');
+    try {
+      ws = userFolder('');
+      server = await startStdioServer({ script: LADDER_CLI, args: ['--root', ws.root], env: NO_PGPASS });
+      const lane = ((await server.client.callTool({ name: 'lane_propose', arguments: { title: 'Ship widgets' } })).structuredContent as { lane: { id: string } }).lane;
+      await server.client.callTool({ name: 'ladder_write_rung', arguments: { rungs: [{ path: 'README.md', kind: 'file', commit: 'HEAD', summary: 'What widgets are' }] } });
+      const ask = ((await server.client.callTool({ name: 'ask_post', arguments: { lane_id: lane.id, kind: 'work', title: 'Write the parser' } })).structuredContent as { ask: { id: string } }).ask;
+      const claim = ((await server.client.callTool({ name: 'ask_claim_next', arguments: { lane_id: lane.id } })).structuredContent as { claim: { fence: number } }).claim;
+      await server.client.callTool({ name: 'ask_answer', arguments: { ask_id: ask.id, fence: claim.fence, answer: 'complete' } });
+      await server.close();
+      server = undefined;
+      const token = cli(['token', 'create', '--actor', 'bob']).stdout.trim();
+
+      const argv = ['copy', '--from', 'sqlite:.bulkhead/ladder.db', '--to', target.url, '--password-file', target.passwordFile];
+      const copied = cli(argv);
+      expect(copied.status).toBe(0);
+      expect(copied.stdout).toContain('  table asks: 1 row\n');
+      expect(copied.stdout).toContain('  table tokens: 1 row\n');
+      expect(cli(argv).stderr).toBe(`bulkhead-ladder copy: ${target.url} is not empty: copy into a new database, or drop its tables first\n`);
+
+      writeFileSync(ws.path('.bulkhead/ladder_policy.yaml'), `actor: ada\ndatabase: ${target.url}\npassword_file: ${target.passwordFile}\n`);
+      const http = await startHttpServer({ script: LADDER_CLI, args: ['--root', ws.root], env: NO_PGPASS, headers: { authorization: `Bearer ${token}` } });
+      server = http;
+      const hits = (await http.client.callTool({ name: 'ladder_search', arguments: { query: 'widgets' } })).structuredContent as { hits: { path: string }[] };
+      expect(hits.hits.map((hit) => hit.path)).toEqual(['README.md']);
+      const got = (await http.client.callTool({ name: 'lane_get', arguments: { lane_id: lane.id } })).structuredContent as { lane: { title: string; history: unknown[] } };
+      expect(got.lane.title).toBe('Ship widgets');
+      expect(got.lane.history.length).toBeGreaterThan(0);
+      await http.close();
+      server = undefined;
+    } finally {
+      await target.drop();
+    }
   });
 
   it('migrates (then finds it up to date), and a token made by the CLI opens --http', async () => {
