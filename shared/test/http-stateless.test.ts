@@ -48,6 +48,23 @@ const touch = defineTool<object, z.ZodObject>({
   },
 });
 
+/** What the waiting tool saw: that it started, and that its call was aborted. */
+const waits: string[] = [];
+const wait = defineTool<object, z.ZodObject>({
+  name: 'wait',
+  title: 'Wait',
+  description: 'Waits until its call is aborted.',
+  input: z.strictObject({}),
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  risk: 'low',
+  run: async (_args, ctx) => {
+    waits.push('started');
+    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+    waits.push('aborted');
+    return textReply('aborted');
+  },
+});
+
 const TOKEN = 'a-very-secret-token-0123456789';
 let ws: TempWorkspace;
 let running: RunningHttp | undefined;
@@ -58,6 +75,7 @@ afterEach(async () => {
   await running?.close();
   running = undefined;
   touched.length = 0;
+  waits.length = 0;
   ws?.cleanup();
 });
 
@@ -69,7 +87,7 @@ async function start(options: Partial<HttpOptions> & { permissions?: string } = 
   const server = createToolServer<object>({
     namespace: 'demo',
     version: '1.0.0',
-    tools: [ping, touch],
+    tools: [ping, touch, wait],
     policy: serverPolicySchema(true, {}).parse({}),
     capabilities: {},
     controlDir,
@@ -139,7 +157,7 @@ describe('a stateless Streamable HTTP server', () => {
     const { client, transport } = await connect(url);
     expect(transport.sessionId).toBeUndefined();
     for (let round = 0; round < 3; round++) expect(text(await client.callTool({ name: 'ping', arguments: {} }))).toBe('pong');
-    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['ping', 'touch']);
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['ping', 'touch', 'wait']);
   });
 
   it('answers GET, DELETE and any other method with 405 and why, allowing POST only', async () => {
@@ -151,6 +169,15 @@ describe('a stateless Streamable HTTP server', () => {
       expect(await response.json(), method).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: STATELESS_REFUSAL } });
     }
     expect(STATELESS_REFUSAL).toBe('this server is stateless (--stateless): it keeps no MCP sessions, so there is no session stream to GET and no session to DELETE; send every message as its own POST');
+  });
+
+  it('aborts a call whose POST the client closes: its connection ends with it', async () => {
+    const { url } = await start();
+    const response = await post(url, JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'wait', arguments: {} } }));
+    await expect.poll(() => waits, { timeout: 5000, interval: 10 }).toEqual(['started']);
+    // The client leaves: cancelling the body closes the connection the answer would have come on.
+    await response.body!.cancel();
+    await expect.poll(() => waits, { timeout: 5000, interval: 10 }).toEqual(['started', 'aborted']);
   });
 
   it('keeps the bearer token, Origin, Host and body checks of a server with sessions', async () => {
