@@ -1,17 +1,19 @@
 // Several ladder servers behind one address: two `bulkhead-ladder --http --stateless` processes on
-// one database, behind a proxy that sends each request to the next server in turn, and agents
+// one PostgreSQL database, behind a proxy that sends each request to the next server in turn, and agents
 // whose requests land on either. Tokens, leases, fences and events live in the database, so any
 // server answers any request; a server killed mid-claim loses nothing but its lease.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { STATELESS_BANNER } from '@bulkhead/core';
 import { startHttpServer, tempWorkspace, type HttpServerProcess, type TempWorkspace } from '@bulkhead/core/testing';
-import { LadderFile } from '../../servers/ladder/src/store/ladder-file.js';
+import { loadLadderPolicy } from '../../servers/ladder/src/server.js';
+import { ladderDatabase, openLadderStores, type LadderStoreSet } from '../../servers/ladder/src/store/open-stores.js';
 import type { AskWithHistory } from '../../servers/ladder/src/store/work-queue.js';
+import { freshDatabase, type FreshDatabase } from '../../servers/ladder/test/postgres.js';
 import { LADDER_CLI, text } from './helpers.js';
 import { backendOf, startRoundRobinProxy, type RoundRobinProxy } from './round-robin-proxy.js';
 
@@ -27,6 +29,9 @@ interface Claim {
 }
 
 let ws: TempWorkspace;
+let database: FreshDatabase | undefined;
+/** The ladder's stores on the same database, opened by the test to read what no tool shows (an ask's events). */
+let stores: LadderStoreSet | undefined;
 let servers: HttpServerProcess[] = [];
 let proxy: RoundRobinProxy;
 let tokens: Record<Agent, string>;
@@ -79,16 +84,13 @@ async function newLane(title: string, asks: number): Promise<{ laneId: string; a
 
 /** An ask with its history, read from the database the servers share (no tool shows an ask's events). */
 async function history(askId: string): Promise<AskWithHistory> {
-  const file = new LadderFile(ws.path('.bulkhead/ladder.db'));
-  try {
-    return await (await file.reading()).work.getAsk(askId);
-  } finally {
-    file.close();
-  }
+  const controlDir = ws.path('.bulkhead');
+  stores ??= await openLadderStores(ladderDatabase(controlDir, loadLadderPolicy(controlDir)));
+  return stores.work.getAsk(askId);
 }
 
-/** How many ask_answer calls each server ran, from the audit chains the servers write (one file per process). */
-function answersPerAuditFile(): number[] {
+/** The ask_answer calls each server ran, from the audit chains the servers write (one file per process). */
+function answersPerAuditFile(): { caller?: string }[][] {
   const folder = ws.path('.bulkhead/audit');
   return readdirSync(folder)
     .filter((name) => /^ladder(\.\d+)?\.jsonl$/.test(name))
@@ -97,16 +99,18 @@ function answersPerAuditFile(): number[] {
       readFileSync(join(folder, name), 'utf8')
         .split('\n')
         .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as { tool?: string; outcome?: string })
-        .filter((entry) => entry.tool === 'ladder:ask_answer' && entry.outcome === 'ok').length,
+        .map((line) => JSON.parse(line) as { tool?: string; outcome?: string; caller?: string })
+        .filter((entry) => entry.tool === 'ladder:ask_answer' && entry.outcome === 'ok'),
     );
 }
 
 beforeAll(async () => {
+  database = await freshDatabase('ladder_servers');
   ws = tempWorkspace(
     {
       'README.md': '# widgets\n',
-      '.bulkhead/ladder_policy.yaml': 'actor: ada\nrepo:\n  name: acme/widgets\n',
+      // The URL names no password: the servers read it from the password file, as a user's would.
+      '.bulkhead/ladder_policy.yaml': `database: ${database.url}\npassword_file: ${database.passwordFile}\nactor: ada\nrepo:\n  name: acme/widgets\n`,
       '.bulkhead/permissions.yaml': 'allow:\n  - ladder\n',
       'operator.token': `${OPERATOR_TOKEN}\n`,
     },
@@ -126,6 +130,8 @@ afterAll(async () => {
   await Promise.allSettled(clients.splice(0).map((client) => client.close()));
   await proxy?.close();
   await Promise.allSettled(servers.map((server) => server.close()));
+  await stores?.close();
+  await database?.drop();
   ws?.cleanup();
 });
 
@@ -171,7 +177,10 @@ describe('two stateless ladder servers on one database behind one address', () =
     proxy.answered.forEach((count, server) => expect(count, `requests answered by server ${server}`).toBeGreaterThan(requestsBefore[server]!));
     const answeredAfter = answersPerAuditFile();
     expect(answeredAfter).toHaveLength(2);
-    const ranHere = answeredAfter.map((count, file) => count - (answeredBefore[file] ?? 0));
+    const ranHere = answeredAfter.map((entries, file) => entries.length - (answeredBefore[file]?.length ?? 0));
+    // The client's name came with an initialize another connection answered: the audit names the caller by its token.
+    const callers = new Set(answeredAfter.flatMap((entries, file) => entries.slice(answeredBefore[file]?.length ?? 0).map((entry) => entry.caller)));
+    expect([...callers].sort()).toEqual(AGENTS.map((agent) => `unknown@${agent}`));
     expect(ranHere.every((count) => count > 0), `ask_answer calls per server: ${ranHere.join(', ')}`).toBe(true);
     expect(ranHere.reduce((sum, count) => sum + count, 0)).toBe(40);
   });
@@ -217,6 +226,8 @@ describe('two stateless ladder servers on one database behind one address', () =
     ]);
     expect(events.filter((event) => event.type === 'answered').map((event) => [event.actor, event.fence])).toEqual([['carol', 2]]);
 
+    // All of it lived in PostgreSQL: neither server fell back to a SQLite file of its own.
+    expect(existsSync(ws.path('.bulkhead/ladder.db'))).toBe(false);
     // No ask of any test was lost or answered twice.
     for (const askId of posted) {
       const ask = await history(askId);
