@@ -30,6 +30,8 @@ describe.each(STORE_BACKENDS)('roles and scopes on %s', (backend) => {
     expect(await f.store.scopesOn(laneId, 'bob')).toEqual(['contributor']);
     expect(await f.store.scopesOn(laneId, 'mia')).toEqual(['contributor', 'maintainer']);
     expect(await f.store.scopesOn(laneId, 'rita')).toEqual(['contributor', 'maintainer']);
+    await f.store.grantRole({ repo: REPO, principal: 'mia', role: 'coordinator', lane_id: laneId }, 'olga');
+    expect(await f.store.scopesOn(laneId, 'mia')).toEqual(['contributor', 'coordinator', 'maintainer']);
     expect(new Set(await f.store.scopesOn(laneId, 'olga'))).toEqual(new Set(['contributor', 'maintainer', 'coordinator']));
     const otherLane = await f.store.proposeLane({ repo: REPO, title: 'other' }, 'bob');
     expect(await f.store.scopesOn(otherLane.id, 'mia')).toEqual(['contributor']);

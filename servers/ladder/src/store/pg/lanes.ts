@@ -115,7 +115,7 @@ export class PgLanes {
   async rowWithScopes(q: PgQueries, laneId: string, principal: string): Promise<{ lane: LaneRow; scopes: Set<Scope> }> {
     const row = isLaneId(laneId)
       ? await q.one<LaneRow & { roles: Role[] }>(
-          `SELECT ${LANE_COLUMNS}, ARRAY(SELECT r.role FROM roles r WHERE r.repo = l.repo AND r.principal = $2 AND (r.lane_id = '' OR r.lane_id = l.id)) AS roles
+          `SELECT ${LANE_COLUMNS}, ARRAY(SELECT r.role FROM roles r WHERE r.repo = l.repo AND r.principal = $2 AND (r.lane_id = '' OR r.lane_id = l.id) ORDER BY r.role COLLATE "C") AS roles
            FROM lanes l WHERE l.id = $1`,
           [laneId, principal],
         )

@@ -24,7 +24,12 @@ export class PgRoles {
   constructor(private readonly db: PgDatabase) {}
 
   async scopes(q: PgQueries, repo: string, laneId: string, principal: string): Promise<Set<Scope>> {
-    const rows = await q.rows<Pick<RoleRow, 'role'>>(`SELECT role FROM roles WHERE repo = $1 AND principal = $2 AND (lane_id = '' OR lane_id = $3)`, [repo, principal, laneId]);
+    // In role order, as SQLite reads them through the primary key: scopes list in the same order on both backends.
+    const rows = await q.rows<Pick<RoleRow, 'role'>>(`SELECT role FROM roles WHERE repo = $1 AND principal = $2 AND (lane_id = '' OR lane_id = $3) ORDER BY role COLLATE "C"`, [
+      repo,
+      principal,
+      laneId,
+    ]);
     return scopesFromRoles(rows);
   }
 
