@@ -1,4 +1,5 @@
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 /**
@@ -38,4 +39,13 @@ export function parentPrincipalOf(meta: Readonly<Record<string, unknown>> | unde
   const parsed = principalSchema.safeParse(meta[PRINCIPAL_KEY]);
   if (parsed.success) return { principal: parsed.data };
   return { problem: `the gateway's _meta["${PRINCIPAL_KEY}"] is not a principal (${parsed.error.issues[0]?.message ?? 'invalid'}); nothing was run` };
+}
+
+/**
+ * The refusal of a `_meta` principal, as an invalid-params JSON-RPC error. Not an McpError: the SDK
+ * sends a thrown error's message as it is, and an McpError's already starts with the
+ * `MCP error -32602: ` that the client adds again.
+ */
+export class PrincipalRefused extends Error {
+  readonly code = ErrorCode.InvalidParams;
 }

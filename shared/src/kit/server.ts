@@ -28,7 +28,7 @@ import type { AnyToolDefinition } from './define-tool.js';
 import { gateMiddleware, type GateMode } from './gate.js';
 import { errorResult } from './results.js';
 import { parseArguments } from './validate.js';
-import { parentPrincipalOf, principalOf } from './principal.js';
+import { parentPrincipalOf, PrincipalRefused, principalOf } from './principal.js';
 import { ToolError } from '../errors.js';
 import { ApprovalDesk } from '../approvals/desk.js';
 import type { HttpExtensions } from '../transport/http-extensions.js';
@@ -264,7 +264,7 @@ export function createToolServer<Caps>(spec: ToolServerSpec<Caps>): ToolServer {
       const named = parentNamesCaller && extra.authInfo === undefined ? parentPrincipalOf(request.params._meta) : {};
       if ('problem' in named) {
         auditor.recordRejected(qualify(spec.namespace, request.params.name), client, request.params.arguments ?? {}, named.problem);
-        throw new McpError(ErrorCode.InvalidParams, named.problem);
+        throw new PrincipalRefused(named.problem);
       }
       const principal = principalOf(extra.authInfo) ?? named.principal;
       const caller = extra.authInfo ? `${client}@${extra.authInfo.clientId}` : named.principal !== undefined ? `${client}@${named.principal}` : client;
