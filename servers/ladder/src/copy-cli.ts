@@ -147,7 +147,7 @@ export async function runCopyCommand(argv: readonly string[], cwd: string, outpu
     if (values.from === undefined || values.to === undefined) throw new CommandUsageError('copy takes --from sqlite:PATH and --to postgres://user@host:port/database');
     if (!values.from.startsWith('sqlite:') || values.from.length === 'sqlite:'.length) throw new CommandUsageError(`--from takes sqlite:PATH, the ladder's SQLite file (not ${values.from})`);
     if (!isPostgresUrl(values.to)) throw new CommandUsageError('--to takes postgres://user@host:port/database (or postgresql://)');
-    checkedUrl(values.to, '--to');
+    checkedUrl(values.to, '--to', '--password-file');
     const path = resolve(cwd, values.from.slice('sqlite:'.length));
     const passwordFile = values['password-file'] === undefined ? undefined : resolve(cwd, values['password-file']);
 

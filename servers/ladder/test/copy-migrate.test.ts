@@ -273,7 +273,7 @@ describe('bulkhead-ladder copy', () => {
     expect(await copy('--from', from, '--to', 'postgres://ladder:s3cret@db.internal/ladder')).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'bulkhead-ladder copy: --to: the URL holds a password; remove it and give it in PGPASSWORD, in a file named by password_file, or in ~/.pgpass (never in the policy file)\n',
+      stderr: 'bulkhead-ladder copy: --to: the URL holds a password; remove it and give it in PGPASSWORD, in a file named by --password-file, or in ~/.pgpass (never in the policy file)\n',
     });
     const port = await freePort();
     expect(await copy('--from', from, '--to', `postgresql://bulkhead@127.0.0.1:${port}/ladder`)).toEqual({

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { ConfigError, errorMessage } from '@bulkhead/core';
@@ -59,8 +60,11 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
-/** The URL with its password refused: a password belongs in PGPASSWORD, a password_file or ~/.pgpass. */
-export function checkedUrl(url: string, source = 'the database URL'): URL {
+/**
+ * The URL with its password refused: a password belongs in PGPASSWORD, a password file or ~/.pgpass.
+ * `passwordFileWay` names how this caller is given a password file (a policy key, a flag).
+ */
+export function checkedUrl(url: string, source = 'the database URL', passwordFileWay = 'password_file'): URL {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -69,7 +73,7 @@ export function checkedUrl(url: string, source = 'the database URL'): URL {
   }
   if (parsed.password !== '') {
     throw new ConfigError(
-      `${source}: the URL holds a password; remove it and give it in PGPASSWORD, in a file named by password_file, or in ~/.pgpass (never in the policy file)`,
+      `${source}: the URL holds a password; remove it and give it in PGPASSWORD, in a file named by ${passwordFileWay}, or in ~/.pgpass (never in the policy file)`,
       source,
     );
   }
@@ -91,6 +95,23 @@ function readPassword(file: string, source: string): string {
 /** The URL shown in messages and logs: user, host, port and database, never a password. */
 export function describeUrl(url: URL): string {
   return `postgres://${url.username ? `${url.username}@` : ''}${url.host}${url.pathname}`;
+}
+
+const statementNames = new Map<string, string>();
+
+/**
+ * A named statement for `sql`, so each connection parses it once (pg prepares a name on first use
+ * per connection) instead of on every call; the name is the text's hash: one text, one name. A
+ * statement without parameters goes as plain text, which may hold several statements (a migration step).
+ */
+function prepared(sql: string, params: SqlParams): pg.QueryConfig | string {
+  if (params.length === 0) return sql;
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `bulkhead_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return { name, text: sql, values: [...params] };
 }
 
 /**
@@ -127,7 +148,7 @@ export class PgDatabase implements PgQueries {
   }
 
   async rows<R>(sql: string, params: SqlParams = []): Promise<R[]> {
-    return (await this.pool.query(sql, [...params])).rows as R[];
+    return (await this.pool.query(prepared(sql, params))).rows as R[];
   }
 
   async one<R>(sql: string, params: SqlParams = []): Promise<R | undefined> {
@@ -135,7 +156,7 @@ export class PgDatabase implements PgQueries {
   }
 
   async run(sql: string, params: SqlParams = []): Promise<number> {
-    return (await this.pool.query(sql, [...params])).rowCount ?? 0;
+    return (await this.pool.query(prepared(sql, params))).rowCount ?? 0;
   }
 
   async transaction<T>(work: (tx: PgTx) => Promise<T>): Promise<T> {
@@ -146,9 +167,9 @@ export class PgDatabase implements PgQueries {
         const now = await this.begin(client);
         const tx: PgTx = {
           now,
-          rows: async <R>(sql: string, params: SqlParams = []) => (await client.query(sql, [...params])).rows as R[],
-          one: async <R>(sql: string, params: SqlParams = []) => ((await client.query(sql, [...params])).rows as R[])[0],
-          run: async (sql: string, params: SqlParams = []) => (await client.query(sql, [...params])).rowCount ?? 0,
+          rows: async <R>(sql: string, params: SqlParams = []) => (await client.query(prepared(sql, params))).rows as R[],
+          one: async <R>(sql: string, params: SqlParams = []) => ((await client.query(prepared(sql, params))).rows as R[])[0],
+          run: async (sql: string, params: SqlParams = []) => (await client.query(prepared(sql, params))).rowCount ?? 0,
         };
         const result = await work(tx);
         await client.query('COMMIT');

@@ -1,3 +1,4 @@
+import { newerSchemaRefusal } from '../schema-versions.js';
 import type { PgDatabase } from './database.js';
 
 /** The advisory lock every ladder server takes to migrate: one number, the same in every process. */
@@ -29,9 +30,7 @@ export async function applyPgMigrations(db: PgDatabase, component: string, steps
     const rows = await tx.rows<{ version: number }>('SELECT version FROM schema_migrations WHERE component = $1', [component]);
     const done = new Set(rows.map((row) => row.version));
     const newest = Math.max(0, ...done);
-    if (newest > steps.length) {
-      throw new Error(`${db.described} holds ${component} schema version ${newest}, newer than this bulkhead-ladder knows (${steps.length}); upgrade bulkhead-ladder`);
-    }
+    if (newest > steps.length) throw new Error(newerSchemaRefusal(db.described, component, newest, steps.length));
     const applied: number[] = [];
     for (const [index, sql] of steps.entries()) {
       const version = index + 1;
