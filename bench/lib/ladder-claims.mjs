@@ -1,7 +1,6 @@
 // Claim-and-answer throughput of the ladder's work queue (servers/ladder/dist) against raw SQLite
 // statements on the same schema, with 1..N processes on one database file; then a check that every
 // ask was answered exactly once, and an in-process count of the statements each claim+answer runs.
-import { fork } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -9,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../servers/ladder/dist/store/database.js';
 import { SqliteWorkQueueStore } from '../../servers/ladder/dist/store/sqlite-work-queue.js';
 import { rawStatements } from './ladder-claims-sql.mjs';
-import { track, untrack } from './processes.mjs';
+import { forkWorker } from './workers.mjs';
 
 const WORKER = fileURLToPath(new URL('./ladder-claim-worker.mjs', import.meta.url));
 export const VARIANTS = ['store', 'raw-bare', 'raw-events'];
@@ -30,27 +29,6 @@ export async function makeTemplate(file, asks) {
   db.pragma('wal_checkpoint(TRUNCATE)');
   store.close();
   return lane.id;
-}
-
-function forkWorker(file, laneId, actor, variant) {
-  const child = fork(WORKER, [file, laneId, actor, variant], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  track(child.pid);
-  child.on('exit', () => untrack(child.pid));
-  let readyResolve;
-  const ready = new Promise((resolve, reject) => {
-    readyResolve = resolve;
-    child.once('error', reject);
-  });
-  const report = new Promise((resolve, reject) => {
-    child.on('message', (message) => {
-      if (message === 'ready') readyResolve();
-      else if (message?.error) reject(new Error(`${actor}: ${message.error}`));
-      else resolve(message);
-    });
-    child.on('exit', (code) => reject(new Error(`${actor} exited with ${code} before reporting`)));
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { child, ready, report, exited };
 }
 
 /** Checks the finished database: every ask answered once, fence 1, attempts 1, and (when events are written) one claimed and one answered event each. */
@@ -86,7 +64,7 @@ export async function runOnce({ template, laneId, asks, processes, variant, dir 
   copyFileSync(template, file);
   const workers = [];
   try {
-    for (let i = 0; i < processes; i++) workers.push(forkWorker(file, laneId, `worker-${i}`, variant));
+    for (let i = 0; i < processes; i++) workers.push(forkWorker(WORKER, [file, laneId, `worker-${i}`, variant], `worker-${i}`));
     await Promise.all(workers.map((w) => w.ready));
     const goAt = performance.timeOrigin + performance.now();
     for (const w of workers) w.child.send('go');

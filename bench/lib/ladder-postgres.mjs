@@ -7,7 +7,6 @@
 //   2. Fencing under kill -9: two servers, clients with a short lease, one server killed mid-run.
 //   3. ladder_search p50/p99 over 100,000 rungs through PgRungStore (bench/lib/ladder-rungs.mjs's workload).
 // A durable throwaway cluster (fsync on) under bench/.work is started for the run and removed after.
-import { fork } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { PgDatabase } from '../../servers/ladder/dist/store/pg/database.js';
 import { rawSql, schemaShape, TEMPLATE, VERIFY } from './ladder-postgres-sql.mjs';
 import { adminClient, startBenchDatabase, startLadderServer } from './ladder-postgres-servers.mjs';
-import { track, untrack } from './processes.mjs';
+import { forkWorker } from './workers.mjs';
 
 const WORKER = fileURLToPath(new URL('./ladder-postgres-worker.mjs', import.meta.url));
 /** MCP clients one worker process drives (their calls overlap), so 16 clients take 4 processes. */
@@ -70,29 +69,6 @@ export async function restoreQueue(admin) {
   for (const sql of TEMPLATE.settle) await admin.query(sql);
 }
 
-function forkWorker(config, label) {
-  const child = fork(WORKER, [JSON.stringify(config)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  track(child.pid);
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  exited.then(() => untrack(child.pid));
-  let readyResolve;
-  const ready = new Promise((resolve, reject) => {
-    readyResolve = resolve;
-    child.once('error', reject);
-  });
-  const report = new Promise((resolve, reject) => {
-    child.on('message', (message) => {
-      if (message === 'ready') readyResolve();
-      else if (message?.error) reject(new Error(`${label}: ${message.error}`));
-      else if (message?.results) resolve(message.results);
-    });
-    child.once('exit', (code) => reject(new Error(`${label} exited with ${code} before reporting`)));
-  });
-  // A worker that fails before "ready" must not leave the run waiting for it.
-  report.catch(() => readyResolve());
-  return { child, ready, report, exited };
-}
-
 /** The clients of one run, grouped into worker processes: MCP clients a few per process, the others one each. */
 function workerConfigs({ variant, clients, laneId, database, shape, servers, tokens, kill }) {
   const specs = Array.from({ length: clients }, (_, i) => ({ actor: tokens[i].actor, token: tokens[i].secret, ...(isMcp(variant) ? { url: servers[i % servers.length].url } : {}) }));
@@ -131,7 +107,7 @@ export async function runOnce(ctx, variant, clients) {
   await restoreQueue(ctx.admin);
   const servers = isMcp(variant) ? ctx.servers.slice(0, Number(variant.slice('mcp-'.length))) : [];
   const configs = workerConfigs({ ...ctx, variant, clients, servers });
-  const workers = configs.map((config, i) => forkWorker(config, `${variant} worker ${i}`));
+  const workers = configs.map((config, i) => forkWorker(WORKER, [JSON.stringify(config)], `${variant} worker ${i}`, (message) => message?.results));
   try {
     await Promise.all(workers.map((w) => w.ready));
     const goAt = performance.timeOrigin + performance.now();
@@ -195,7 +171,7 @@ async function runKill(ctx, options, log) {
   await restoreQueue(ctx.admin);
   const clients = Math.min(KILL.clients, ctx.tokens.length);
   const configs = workerConfigs({ ...ctx, variant: mcpVariant(2), clients, servers: ctx.servers.slice(0, 2), kill: true });
-  const workers = configs.map((config, i) => forkWorker(config, `kill worker ${i}`));
+  const workers = configs.map((config, i) => forkWorker(WORKER, [JSON.stringify(config)], `kill worker ${i}`, (message) => message?.results));
   const [victim, survivor] = ctx.servers;
   try {
     await Promise.all(workers.map((w) => w.ready));
