@@ -83,9 +83,10 @@ export async function benchSearch({ rungs = 100_000, queries = 1_000, database }
 
 /**
  * The search workload on any RungStore (SQLite here, PostgreSQL in ladder-postgres.mjs): loads
- * `rungs` rungs when the store holds none, then times the same seeded queries through `ladder`.
+ * `rungs` rungs when the store holds none (then runs `afterLoad`), then times the same seeded
+ * queries through `ladder`.
  */
-export async function searchWorkload({ store, ladder, rungs, queries = 1_000, countRungs }) {
+export async function searchWorkload({ store, ladder, rungs, queries = 1_000, countRungs, afterLoad }) {
   const next = random(42);
   const vocabulary = [...new Set(Array.from({ length: 8_000 }, () => syllableWord(next)))].slice(0, 5_000);
   const words = zipfWords(next, vocabulary);
@@ -110,6 +111,7 @@ export async function searchWorkload({ store, ladder, rungs, queries = 1_000, co
     }
   }
   const loadMs = performance.now() - started;
+  if (loaded === 0) await afterLoad?.();
   const nextQuery = random(7);
   const queryWords = zipfWords(nextQuery, vocabulary);
   const queryTexts = Array.from({ length: queries }, () => queryWords(1 + Math.floor(nextQuery() * 3)));

@@ -98,14 +98,27 @@ export function describeUrl(url: URL): string {
 }
 
 const statementNames = new Map<string, string>();
+const planEachCall = new Set<string>();
+
+/**
+ * `sql`, marked to be sent unnamed, so PostgreSQL plans it for each call's values. For a statement
+ * whose best plan depends on them (a search: the GIN index for a rare word, a walk newest first
+ * for a common one), since a named statement falls back to one generic plan after five calls.
+ */
+export function plannedEachCall(sql: string): string {
+  planEachCall.add(sql);
+  return sql;
+}
 
 /**
  * A named statement for `sql`, so each connection parses it once (pg prepares a name on first use
  * per connection) instead of on every call; the name is the text's hash: one text, one name. A
- * statement without parameters goes as plain text, which may hold several statements (a migration step).
+ * statement without parameters goes as plain text, which may hold several statements (a migration step);
+ * one marked by plannedEachCall goes unnamed.
  */
 function prepared(sql: string, params: SqlParams): pg.QueryConfig | string {
   if (params.length === 0) return sql;
+  if (planEachCall.has(sql)) return { text: sql, values: [...params] };
   let name = statementNames.get(sql);
   if (name === undefined) {
     name = `bulkhead_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`;

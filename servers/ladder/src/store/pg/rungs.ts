@@ -2,7 +2,7 @@ import { ToolError } from '@bulkhead/core';
 import { JOINED_RUNG_COLUMNS, pastSubtree, refuseRevisionConflicts, RUNG_COLUMNS, toRung, toSearchHit, type RungRow } from '../rung-rows.js';
 import { RANK_WINDOW } from '../rung-search.js';
 import type { Rung, RungStore, RungWrite, SearchOptions, SearchResult } from '../rungs.js';
-import type { PgDatabase, PgTx } from './database.js';
+import { plannedEachCall, type PgDatabase, type PgTx } from './database.js';
 import { matchesIn, pgSearchQuery, snippetOf } from './rung-search.js';
 import { migratePgRungs, REBUILD_SEARCH, SEARCH_CONFIG, TS_RANK_WEIGHTS } from './rungs-schema.js';
 
@@ -25,24 +25,25 @@ function searchStatement(inRepository: boolean): string {
   // so a rung repeating the words barely outranks one saying them once and the length
   // normalization (1: divided by 1 + the log of the entry's length, as bm25 prefers short texts)
   // then reverses them; cover density grows with each occurrence, as bm25's term frequency does.
-  // The newest matches, one more than the window: found from the GIN index for a rare word, or by
-  // walking the rungs newest first for a word in most of them (the planner knows which from the
-  // words' frequencies), and either way stopped there. Only the window is ranked, and snippets
-  // are made for the kept rows only.
+  // The newest matches, one more than the window, each ranked as it is read (the row is in hand
+  // then; ranking after a second lookup by id cost as much again): found from the GIN index for a
+  // rare word, or by walking the rungs newest first for a word in most of them (the planner knows
+  // which from the words' frequencies, so the statement is planned for each call's words), and
+  // either way stopped there. The top of the window is kept, and snippets are made for it only.
   return `WITH matches AS (
-      SELECT id FROM rungs WHERE search @@ ${query}${inRepository ? ' AND repo = $5' : ''} ORDER BY id DESC LIMIT $3 + 1
+      SELECT id, ts_rank_cd('${TS_RANK_WEIGHTS}', search, ${query}, 1) AS score
+      FROM rungs WHERE search @@ ${query}${inRepository ? ' AND repo = $5' : ''} ORDER BY id DESC LIMIT $3 + 1
     ), ranked AS (
-      SELECT r.id, ts_rank_cd('${TS_RANK_WEIGHTS}', r.search, ${query}, 1) AS score
-      FROM (SELECT id FROM matches ORDER BY id DESC LIMIT $3) newest JOIN rungs r ON r.id = newest.id
-      ORDER BY score DESC, r.id DESC LIMIT $4
+      SELECT id, score FROM (SELECT id, score FROM matches ORDER BY id DESC LIMIT $3) newest
+      ORDER BY score DESC, id DESC LIMIT $4
     )
     SELECT ${JOINED_RUNG_COLUMNS}, ranked.score, (SELECT count(*) FROM matches) > $3 AS broad,
       ${snippet('summary', 'a')}, ${snippet('body', 'c')}, ${snippet('path', 'b')}
     FROM ranked JOIN rungs r ON r.id = ranked.id ORDER BY ranked.score DESC, r.id DESC`;
 }
 
-const SEARCH_EVERYWHERE = searchStatement(false);
-const SEARCH_ONE_REPOSITORY = searchStatement(true);
+const SEARCH_EVERYWHERE = plannedEachCall(searchStatement(false));
+const SEARCH_ONE_REPOSITORY = plannedEachCall(searchStatement(true));
 
 /** The snippet of the text with the most matches, the summary first, then the body, then the path. */
 function bestSnippet(row: SearchRow): string {
