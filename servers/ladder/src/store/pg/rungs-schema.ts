@@ -90,6 +90,9 @@ const RUNGS_MIGRATIONS: readonly string[] = [
     search tsvector NOT NULL DEFAULT '',
     UNIQUE (repo, path)
   );
+  -- Kept in the row (compressed if need be) rather than moved out of it: a search reads the entry of
+  -- every rung it walks past, and an entry stored apart costs a second lookup for each.
+  ALTER TABLE rungs ALTER COLUMN search SET STORAGE MAIN;
   CREATE INDEX rungs_search ON rungs USING gin (search);
   -- A broad search of one repository walks its rungs newest first.
   CREATE INDEX rungs_repo_newest ON rungs (repo, id);
