@@ -100,7 +100,7 @@ async function copyTable(source: Db, tx: PgTx, table: TableCopy): Promise<number
  * Every table of every component, in one transaction: the target's tables are locked against
  * writers and found empty, the rows go in with their own ids, the components' finishing statements
  * move sequences past them and rebuild search, and each table's count is checked against the file's
- * before the commit. Any failure rolls everything back. After the commit the tables are analyzed.
+ * and the tables analyzed before the commit. Any failure rolls everything back.
  */
 async function copyAll(source: Db, target: PgDatabase): Promise<{ table: string; rows: number }[]> {
   const tables = COMPONENTS.flatMap((component) => component.tables);
@@ -108,7 +108,7 @@ async function copyAll(source: Db, target: PgDatabase): Promise<{ table: string;
   source.exec('BEGIN');
   try {
     const expected = new Map(tables.map((table) => [table.table, (source.prepare(`SELECT count(*) FROM (${table.sqliteSelect})`).pluck().get() as number)]));
-    const copied = await target.transaction(async (tx) => {
+    return await target.transaction(async (tx) => {
       await tx.run(`LOCK TABLE ${tables.map((table) => quoted(table.table)).join(', ')} IN EXCLUSIVE MODE`);
       for (const table of tables) {
         if (await tx.one(`SELECT 1 FROM ${quoted(table.table)} LIMIT 1`)) throw new Error(notEmptyRefusal(target.described));
@@ -124,12 +124,12 @@ async function copyAll(source: Db, target: PgDatabase): Promise<{ table: string;
           throw new Error(`${table.table}: the file holds ${expected.get(table.table)} rows but ${held} arrived; nothing was copied`);
         }
       }
+      // The planner's statistics now rather than when autovacuum gets to it (until then a search
+      // would take the GIN index even for a word in most rungs); inside the transaction, so a
+      // failure here leaves nothing copied rather than a full target a second copy would refuse.
+      await tx.run(`ANALYZE ${tables.map((table) => quoted(table.table)).join(', ')}`);
       return copied;
     });
-    // The planner's statistics now rather than when autovacuum gets to it: until then a search
-    // would take the GIN index even for a word in most rungs.
-    await target.run(`ANALYZE ${tables.map((table) => quoted(table.table)).join(', ')}`);
-    return copied;
   } finally {
     source.exec('COMMIT');
   }

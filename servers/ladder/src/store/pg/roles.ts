@@ -85,8 +85,9 @@ export class PgRoles {
   }
 
   async list(repo: string, filter: { principal?: string; laneId?: string } = {}): Promise<RoleGrant[]> {
-    // COLLATE "C": the byte order SQLite sorts TEXT in, whatever the database's collation.
-    const rows = await this.db.rows<RoleRow>(`SELECT * FROM roles WHERE repo = $1 ORDER BY principal COLLATE "C", role COLLATE "C", lane_id COLLATE "C"`, [repo]);
+    // COLLATE "C": the byte order SQLite sorts TEXT in, whatever the database's collation. The columns
+    // by name: a prepared statement whose result type a later migration changes would fail (0A000).
+    const rows = await this.db.rows<RoleRow>(`SELECT repo, principal, role, lane_id, granted_by, granted_at FROM roles WHERE repo = $1 ORDER BY principal COLLATE "C", role COLLATE "C", lane_id COLLATE "C"`, [repo]);
     return filterRoles(rows, filter);
   }
 
