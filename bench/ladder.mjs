@@ -401,7 +401,7 @@ async function mainPostgres(options) {
   writeResult(join(dir, 'ladder-postgres.md'), report.md);
   writeResult(join(dir, 'ladder-postgres.json'), report.json);
   process.stdout.write(
-    `\n${report.table}\n\nTargets:\n${report.verdicts}\n${report.kTable ? `\n${report.kTable}\n` : ''}${report.sTable ? `\n${report.sTable}\n` : ''}\nTook ${ms(result.timings.totalMs / 1000)} s. Written to ${relative(process.cwd(), join(dir, 'ladder-postgres.md'))} and ladder-postgres.json\n`,
+    `\n${report.table}\n${report.cTable ? `\n${report.cTable}\n` : ''}\nTargets:\n${report.verdicts}\n${report.kTable ? `\n${report.kTable}\n` : ''}${report.sTable ? `\n${report.sTable}\n` : ''}\nTook ${ms(result.timings.totalMs / 1000)} s. Written to ${relative(process.cwd(), join(dir, 'ladder-postgres.md'))} and ladder-postgres.json\n`,
   );
   if (!report.verified) process.exitCode = 1;
 }

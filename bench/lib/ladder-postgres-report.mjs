@@ -78,6 +78,20 @@ export function claimsTable(options, claims) {
   return lines.join('\n');
 }
 
+/** CPU per MCP call in the servers and in the client processes (medians of the rounds), per client count and server count. */
+export function cpuTable(options, claims) {
+  const mcp = options.servers.map(mcpVariant);
+  const lines = [`| clients | ${mcp.map((v) => `${label(v)}: servers / clients`).join(' | ')} |`, `| ---: | ${mcp.map(() => '---:').join(' | ')} |`];
+  for (const row of claims.rows) {
+    const cell = (variant) => {
+      const cpu = row.stats[variant]?.cpuPerCall;
+      return cpu ? `${cpu.serverMs.toFixed(2)} / ${cpu.clientMs.toFixed(2)} ms` : '—';
+    };
+    lines.push(`| ${row.clients} | ${mcp.map(cell).join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
 export function killTable(kill) {
   return [
     '| fencing under kill -9 | |',
@@ -142,6 +156,7 @@ ${sql.guardedAnswer};
 export function postgresReport({ options, result, m, startLoad, endLoad, date }) {
   const v = verdicts(options, result);
   const table = result.claims ? claimsTable(options, result.claims) : '';
+  const cTable = result.claims ? cpuTable(options, result.claims) : '';
   const kTable = result.kill ? killTable(result.kill) : '';
   const sTable = result.search ? searchTable(result.search) : '';
   const pg = result.postgres;
@@ -152,7 +167,7 @@ Date: ${date}
 Machine: ${m.cpus}, ${m.memory} RAM, ${m.os}, Node ${m.node}; load average ${startLoad} at the start, ${endLoad} at the end  
 PostgreSQL: ${pg.version.split(' on ')[0]} (fsync ${pg.fsync}, synchronous_commit ${pg.synchronous_commit}, shared_buffers ${pg.shared_buffers}), on the same machine  
 Bulkhead commit: ${m.commit}
-${table ? `\nClaim-and-answer throughput over ${int(options.asks)} asks in one lane (claims answered per second, wall time from the start signal to the last answer):\n\n${table}\n` : ''}
+${table ? `\nClaim-and-answer throughput over ${int(options.asks)} asks in one lane (claims answered per second, wall time from the start signal to the last answer):\n\n${table}\n\nCPU time per MCP call (a claim or an answer), from the start signal to the last answer: the ladder servers' (/proc user + system) and the MCP client processes' (process.cpuUsage), divided by two calls per ask:\n\n${cTable}\n` : ''}
 Targets (issue 19):
 ${verdictText(v)}
 ${kTable ? `\n${kTable}\n` : ''}${sTable ? `\nladder_search on PostgreSQL:\n\n${sTable}\n` : ''}
@@ -161,5 +176,5 @@ ${methodNotes(options, result)}
   const json = `${JSON.stringify({ command: options.command, date, machine: { ...m, startLoad, endLoad }, postgres: pg, options, targets: TARGETS, verdicts: v, timings: result.timings, sql: result.sql, shape: result.shape, claims: result.claims, kill: result.kill, search: result.search }, null, 1)}\n`;
   // Throughput targets may be missed on a busy machine; a failed check of correctness fails the bench.
   const verified = v.filter((line) => line.key === 'exactly-once' || line.key === 'kill').every((line) => line.ok);
-  return { md, json, table, kTable, sTable, verdicts: verdictText(v), verified };
+  return { md, json, table, cTable, kTable, sTable, verdicts: verdictText(v), verified };
 }

@@ -168,6 +168,7 @@ async function main() {
   );
   process.send('ready');
   await go;
+  const cpuAtGo = process.cpuUsage();
   const results = await Promise.all(
     config.clients.map(async (spec, i) => {
       const result = await drain(spec, workers[i]);
@@ -175,9 +176,10 @@ async function main() {
       return result;
     }),
   );
+  const cpu = process.cpuUsage(cpuAtGo);
   if (config.kill) await stop;
   await Promise.all(workers.map((w) => w.close()));
-  process.send({ results });
+  process.send({ results, cpuMs: (cpu.user + cpu.system) / 1000 });
 }
 
 main().then(

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { PgDatabase } from '../../servers/ladder/dist/store/pg/database.js';
 import { rawSql, schemaShape, TEMPLATE, VERIFY } from './ladder-postgres-sql.mjs';
 import { adminClient, startBenchDatabase, startLadderServer } from './ladder-postgres-servers.mjs';
+import { cpuTimeMs } from './processes.mjs';
 import { forkWorker } from './workers.mjs';
 
 const WORKER = fileURLToPath(new URL('./ladder-postgres-worker.mjs', import.meta.url));
@@ -107,15 +108,22 @@ export async function runOnce(ctx, variant, clients) {
   await restoreQueue(ctx.admin);
   const servers = isMcp(variant) ? ctx.servers.slice(0, Number(variant.slice('mcp-'.length))) : [];
   const configs = workerConfigs({ ...ctx, variant, clients, servers });
-  const workers = configs.map((config, i) => forkWorker(WORKER, [JSON.stringify(config)], `${variant} worker ${i}`, (message) => message?.results));
+  const workers = configs.map((config, i) => forkWorker(WORKER, [JSON.stringify(config)], `${variant} worker ${i}`, (message) => (message?.results ? message : undefined)));
+  const serversCpuMs = () => servers.reduce((sum, server) => sum + (cpuTimeMs(server.pid) ?? Number.NaN), 0);
   try {
     await Promise.all(workers.map((w) => w.ready));
+    const serversCpuAtGo = serversCpuMs();
     const goAt = performance.timeOrigin + performance.now();
     for (const w of workers) w.child.send('go');
-    const results = (await Promise.all(workers.map((w) => w.report))).flat();
+    const reports = await Promise.all(workers.map((w) => w.report));
+    const serversCpu = serversCpuMs() - serversCpuAtGo;
+    const results = reports.flatMap((report) => report.results);
     const wallMs = Math.max(...results.map((r) => r.endedAt)) - goAt;
     const check = await verifyRun(ctx.admin, ctx.laneId, ctx.asks, results, variant !== 'raw-bare');
-    return { variant, clients, servers: servers.length, processes: workers.length, asks: ctx.asks, wallMs, perSecond: (ctx.asks / wallMs) * 1000, perClient: results.map((r) => r.ids.length), check };
+    // CPU per MCP call (a claim and an answer per ask; each client's last, empty claim left out): in the servers, and in the client processes.
+    const calls = ctx.asks * 2;
+    const cpuPerCall = isMcp(variant) ? { serverMs: serversCpu / calls, clientMs: reports.reduce((sum, report) => sum + report.cpuMs, 0) / calls } : undefined;
+    return { variant, clients, servers: servers.length, processes: workers.length, asks: ctx.asks, wallMs, perSecond: (ctx.asks / wallMs) * 1000, perClient: results.map((r) => r.ids.length), cpuPerCall, check };
   } finally {
     await stopWorkers(workers);
   }
@@ -140,7 +148,7 @@ async function runClaims(ctx, options, log) {
         result.round = round;
         runs.push(result);
         log(
-          `  round ${round + 1}/${options.rounds} ${String(clients).padStart(2)} clients ${variant.padEnd(10)} ${int(result.perSecond).padStart(7)} claim+answer/s  ${ms(result.wallMs).padStart(7)} ms  ${result.check.ok ? 'verified' : `FAILED: ${result.check.problems.join('; ')}`}\n`,
+          `  round ${round + 1}/${options.rounds} ${String(clients).padStart(2)} clients ${variant.padEnd(10)} ${int(result.perSecond).padStart(7)} claim+answer/s  ${ms(result.wallMs).padStart(7)} ms  ${result.check.ok ? 'verified' : `FAILED: ${result.check.problems.join('; ')}`}${result.cpuPerCall ? `  CPU per call: server ${result.cpuPerCall.serverMs.toFixed(2)} ms, client ${result.cpuPerCall.clientMs.toFixed(2)} ms` : ''}\n`,
         );
       }
     }
@@ -151,7 +159,9 @@ async function runClaims(ctx, options, log) {
     const stats = Object.fromEntries(
       variants.map((variant) => {
         const rates = of(variant).map((r) => r.perSecond);
-        return [variant, { median: median(rates), min: Math.min(...rates), max: Math.max(...rates), rates }];
+        const cpu = of(variant).map((r) => r.cpuPerCall).filter(Boolean);
+        const cpuPerCall = cpu.length ? { serverMs: median(cpu.map((c) => c.serverMs)), clientMs: median(cpu.map((c) => c.clientMs)) } : undefined;
+        return [variant, { median: median(rates), min: Math.min(...rates), max: Math.max(...rates), rates, ...(cpuPerCall ? { cpuPerCall } : {}) }];
       }),
     );
     const ratio = (variant, base) => stats[variant].median / stats[base].median;

@@ -32,6 +32,16 @@ export function stopChildrenOnExit() {
   }
 }
 
+/** CPU time (user + system) a running process has used, in ms, from /proc (clock ticks of 10 ms); undefined once it is gone. */
+export function cpuTimeMs(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Peak resident set size of a running process in KiB (VmHWM), or undefined once it is gone. */
 export function peakRssKb(pid) {
   try {
